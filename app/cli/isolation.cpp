@@ -1,0 +1,134 @@
+#include "isolation.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace scriptscope::cli {
+
+uint64_t defaultMemoryLimit() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long pageSize = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0) {
+        return 0;
+    }
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4 * 3;
+}
+
+void applyMemoryLimit(uint64_t bytes) {
+    if (bytes == 0) {
+        return;
+    }
+    rlimit limit{};
+    limit.rlim_cur = bytes;
+    limit.rlim_max = bytes;
+    ::setrlimit(RLIMIT_AS, &limit);
+}
+
+std::string describeSignal(int signal) {
+    const char* name = nullptr;
+    switch (signal) {
+    case SIGSEGV:
+        name = "SIGSEGV (segmentation fault)";
+        break;
+    case SIGBUS:
+        name = "SIGBUS (bus error)";
+        break;
+    case SIGABRT:
+        name = "SIGABRT (aborted)";
+        break;
+    case SIGFPE:
+        name = "SIGFPE (arithmetic exception)";
+        break;
+    case SIGILL:
+        name = "SIGILL (illegal instruction)";
+        break;
+    case SIGKILL:
+        name = "SIGKILL (killed, possibly by the system's out-of-memory killer)";
+        break;
+    case SIGTERM:
+        name = "SIGTERM (terminated)";
+        break;
+    default:
+        break;
+    }
+    if (name) {
+        return name;
+    }
+    const char* text = ::strsignal(signal);
+    return "signal " + std::to_string(signal) + (text ? std::string(" (") + text + ")" : "");
+}
+
+ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits) {
+    ChildOutcome outcome;
+    std::vector<char*> argv;
+    static char self[] = "/proc/self/exe";
+    argv.push_back(self);
+    for (const auto& argument : arguments) {
+        argv.push_back(const_cast<char*>(argument.c_str()));
+    }
+    argv.push_back(nullptr);
+
+    const pid_t parent = ::getpid();
+    const pid_t child = ::fork();
+    if (child < 0) {
+        outcome.kind = ChildOutcome::Kind::SpawnFailed;
+        outcome.error = std::strerror(errno);
+        return outcome;
+    }
+    if (child == 0) {
+        // Own process group, so a time-out kills whatever the model started too; and die with the
+        // CLI if it is killed.
+        ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);
+        }
+        applyMemoryLimit(limits.memoryBytes);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::setpgid(child, child);
+
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(limits.timeoutSeconds));
+    auto pause = std::chrono::microseconds(200);
+    for (;;) {
+        int status = 0;
+        const pid_t done = ::waitpid(child, &status, WNOHANG);
+        if (done == child) {
+            if (WIFSIGNALED(status)) {
+                outcome.kind = ChildOutcome::Kind::Signaled;
+                outcome.signal = WTERMSIG(status);
+            } else {
+                outcome.kind = ChildOutcome::Kind::Exited;
+                outcome.exitCode = WEXITSTATUS(status);
+            }
+            ::kill(-child, SIGKILL); // anything the child left running
+            return outcome;
+        }
+        if (done < 0 && errno != EINTR) {
+            outcome.kind = ChildOutcome::Kind::SpawnFailed;
+            outcome.error = std::strerror(errno);
+            return outcome;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::kill(-child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            outcome.kind = ChildOutcome::Kind::TimedOut;
+            return outcome;
+        }
+        // Short waits at first, so quick commands return at once; longer ones later.
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(20000));
+    }
+}
+
+} // namespace scriptscope::cli

@@ -1,0 +1,77 @@
+// The ScriptScope engine: everything below the GUI, without Qt. LibTorch stays behind this header
+// (pImpl), so code that includes it compiles fast.
+#pragma once
+
+#include "error.h"
+#include "model_info.h"
+#include "run_types.h"
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+// Reads a file's structure without executing anything: what kind of file it is, its records, its
+// serialization version, extra files and the operators its code calls (and whether each is
+// registered in this process now).
+ProbeResult probeArchive(const std::string& path);
+
+// True when the operator ("ns::name") has a registered implementation in this process.
+bool isOperatorRegistered(const std::string& qualifiedName);
+
+std::string libtorchVersion();
+std::vector<DeviceInfo> listDevices();
+
+struct LoadOptions {
+    std::string device = "cpu"; // where parameters are mapped while loading
+    bool includeCode = true;    // .code and graph text for every method
+};
+
+// Owns one loaded model. Not thread-safe: one session per thread (or process).
+class Session {
+public:
+    Session();
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // dlopen()s a library that registers operators (e.g. torchvision's _C), before loading.
+    Status loadOperatorLibrary(const std::string& path);
+
+    // Probes, then loads and inspects. The project's warp operator is always registered.
+    Expected<ModelInfo> load(const std::string& path, const LoadOptions& options = {});
+    bool loaded() const;
+
+    // Python's model.PATH.NAME.code and str(model.PATH.NAME.graph); inlined:
+    // str(model.inlined_graph).
+    Expected<std::string> code(const std::string& modulePath, const std::string& method) const;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method,
+                                bool inlined) const;
+
+    Expected<RunResult> run(const RunRequest& request);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Warps an image file with my_ops::warp_perspective and writes the result.
+struct WarpFileRequest {
+    std::string input;
+    std::string output;
+    std::vector<double> matrix; // 9 values, row-major, source -> output pixels
+    // Or: where the image's corners (TL, TR, BR, BL) go, x0,y0,...,x3,y3.
+    std::optional<std::array<double, 8>> corners;
+    int width = 0; // 0: the input's size
+    int height = 0;
+    std::string interpolation = "linear";
+    std::string border = "constant";
+    double borderValue = 0;
+    bool inverse = false;
+};
+Status warpImageFile(const WarpFileRequest& request);
+
+} // namespace scriptscope

@@ -1,0 +1,116 @@
+// Plain value structs that describe an archive and a loaded model. No LibTorch types: these cross
+// into the CLI, the worker protocol and the GUI.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+// ---- Probe: what a file is, read without executing anything ----
+
+enum class FileKind {
+    Missing,
+    Directory,
+    Unreadable,
+    Empty,
+    TorchScript,      // torch.jit.save
+    TorchSaveZip,     // torch.save (zip format): a state_dict, a tensor, a pickled eager model
+    LegacyTorchSave,  // torch.save with _use_new_zipfile_serialization=False
+    MobileFlatbuffer, // _save_for_lite_interpreter(..., _use_flatbuffer=True)
+    Onnx,
+    Zip,          // a zip that is none of the above
+    TruncatedZip, // starts like a zip but its directory is missing or cut off
+    Text,
+    Unknown,
+};
+
+const char* toString(FileKind kind);
+
+struct ArchiveRecord {
+    std::string name; // as stored, e.g. "model/code/__torch__.py"
+    uint64_t size = 0;
+    uint64_t compressedSize = 0;
+    uint64_t offset = 0; // of the local header
+    bool stored = true;  // false when compressed (PyTorch 1.13 deflates code records)
+    uint16_t method = 0; // zip compression method: 0 stored, 8 deflate
+};
+
+struct OperatorUse {
+    std::string name; // "aten::matmul", "my_ops::warp_perspective"
+    bool registered = false;
+};
+
+struct ProbeResult {
+    std::string path;
+    uint64_t fileSize = 0;
+    FileKind kind = FileKind::Unknown;
+    std::string summary;     // one line a person reads: what the file is and what to do
+    std::string archiveName; // the single top folder of the records
+    std::vector<ArchiveRecord> records;
+    int64_t version = -1;    // the serialization version record, -1 when absent or unreadable
+    std::string versionText; // the record as written, for messages
+    int64_t maxSupportedVersion = 0;
+    std::map<std::string, std::string> extraFiles; // name (under extra/) -> content
+    std::vector<OperatorUse> operators;
+    std::vector<std::string> pickleGlobals; // classes named by data.pkl, for non-TorchScript zips
+    std::string producer;                   // for ONNX, the producer if readable
+};
+
+// ---- Inspect: the loaded model ----
+
+struct TensorInfo {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::string dtype; // as Python prints it, without "torch."
+    std::string device;
+    uint64_t bytes = 0;
+    bool requiresGrad = false;
+};
+
+struct AttributeInfo {
+    std::string name;
+    std::string type;    // TorchScript annotation, e.g. "List[int]"
+    std::string preview; // short value text
+};
+
+struct MethodInfo {
+    std::string name;
+    std::string schema; // e.g. "forward(__torch__.MyCell self, Tensor x, Tensor h) -> ..."
+    std::string code;   // exactly Python's module.method.code
+    std::string graph;  // exactly Python's str(module.method.graph)
+};
+
+struct ModuleInfo {
+    std::string path; // "" for the root, dotted as in named_modules()
+    std::string name; // last component of the path ("" for the root)
+    std::string type; // qualified type name, e.g. "__torch__.MyCell"
+    std::vector<TensorInfo> parameters;
+    std::vector<TensorInfo> buffers;
+    std::vector<AttributeInfo> attributes;
+    std::vector<MethodInfo> methods;
+    std::vector<std::string> children; // paths of direct submodules
+    uint64_t parameterCount = 0;       // own parameters' elements
+    uint64_t parameterBytes = 0;
+    uint64_t totalParameterCount = 0; // including submodules
+    uint64_t totalBytes = 0;          // parameters and buffers, including submodules
+};
+
+struct ModelInfo {
+    std::string path;
+    ProbeResult probe;
+    std::vector<ModuleInfo> modules; // pre-order; modules[0] is the root
+    std::string inlinedForwardGraph; // Python's str(model.inlined_graph); empty without forward
+    uint64_t parameterCount = 0;
+    uint64_t parameterBytes = 0;
+    uint64_t bufferBytes = 0;
+    uint64_t methodCount = 0;
+    std::string torchVersion; // of the LibTorch that loaded it
+    double loadMilliseconds = 0;
+
+    const ModuleInfo* findModule(const std::string& path) const;
+};
+
+} // namespace scriptscope

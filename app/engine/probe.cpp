@@ -1,0 +1,391 @@
+// Probing reads a file's structure with the project's own zip and pickle readers: nothing in the
+// file is executed, so it is safe on any file.
+#include "engine.h"
+#include "pickle_scan.h"
+#include "zip_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sys/stat.h>
+
+namespace scriptscope {
+
+int64_t maxSupportedFileFormatVersion(); // session.cpp: from LibTorch
+
+namespace {
+
+constexpr uint64_t kMaxExtraFileBytes = 4u << 20;
+constexpr uint64_t kMaxCodeBytes = 32u << 20;
+
+bool startsWith(const std::string& s, const std::string& prefix) {
+    return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string humanBytes(uint64_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return text;
+}
+
+// Valid UTF-8 (a sequence cut off by the end of `head` is fine) without control characters other
+// than whitespace.
+bool looksLikeText(const std::string& head) {
+    if (head.empty()) {
+        return false;
+    }
+    size_t i = 0;
+    while (i < head.size()) {
+        const auto c = static_cast<unsigned char>(head[i]);
+        if (c < 0x80) {
+            if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f') {
+                return false;
+            }
+            ++i;
+            continue;
+        }
+        const size_t length = (c & 0xE0) == 0xC0   ? 2
+                              : (c & 0xF0) == 0xE0 ? 3
+                              : (c & 0xF8) == 0xF0 ? 4
+                                                   : 0;
+        if (length == 0 || (length == 2 && c < 0xC2)) {
+            return false;
+        }
+        for (size_t k = 1; k < length; ++k) {
+            if (i + k >= head.size()) {
+                return true;
+            }
+            if ((static_cast<unsigned char>(head[i + k]) & 0xC0) != 0x80) {
+                return false;
+            }
+        }
+        i += length;
+    }
+    return true;
+}
+
+// ONNX files are protobuf ModelProto messages: field 1 (ir_version) first, then producer_name.
+bool looksLikeOnnx(const std::string& head, const std::string& path, std::string& producer) {
+    if (head.size() < 4 || static_cast<unsigned char>(head[0]) != 0x08 ||
+        static_cast<unsigned char>(head[1]) >= 0x80) {
+        return false;
+    }
+    const auto tag = static_cast<unsigned char>(head[2]);
+    if (tag == 0x12) { // producer_name, length-delimited
+        const auto length = static_cast<unsigned char>(head[3]);
+        if (length < 0x80 && head.size() >= 4u + length) {
+            producer = head.substr(4, length);
+        }
+    }
+    const bool knownTag = tag == 0x12 || tag == 0x1a || tag == 0x22 || tag == 0x2a || tag == 0x3a ||
+                          tag == 0x42 || tag == 0x52;
+    return knownTag &&
+           (endsWith(path, ".onnx") || !producer.empty() || head.find("onnx") != std::string::npos);
+}
+
+// Legacy torch.save files start with a protocol-2 pickle of PyTorch's magic number.
+bool looksLikeLegacyTorchSave(const std::string& head) {
+    static const std::string magic("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 14);
+    return startsWith(head, magic);
+}
+
+bool looksLikePickle(const std::string& head) {
+    return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 &&
+           static_cast<unsigned char>(head[1]) >= 2 && static_cast<unsigned char>(head[1]) <= 5;
+}
+
+// Operators named in serialized TorchScript code: `ops.ns.name(` for custom and prim operators,
+// `torch.name(` for ATen builtins. A scan, not a parse: names inside string literals count too,
+// which only ever adds an operator to check.
+void collectOperators(const std::string& code, std::set<std::string>& names) {
+    auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    auto identifierAt = [&](size_t pos) {
+        size_t end = pos;
+        while (end < code.size() && isWord(code[end])) {
+            ++end;
+        }
+        const bool valid = end > pos && !std::isdigit(static_cast<unsigned char>(code[pos]));
+        return valid ? code.substr(pos, end - pos) : std::string();
+    };
+    for (const std::string prefix : {"ops.", "torch."}) {
+        for (size_t at = code.find(prefix); at != std::string::npos;
+             at = code.find(prefix, at + 1)) {
+            if (at > 0 && (isWord(code[at - 1]) || code[at - 1] == '.')) {
+                continue; // __torch__.x, self.ops.x, torch.ops.x (caught as ops.x)
+            }
+            const size_t nameStart = at + prefix.size();
+            const std::string first = identifierAt(nameStart);
+            if (first.empty()) {
+                continue;
+            }
+            if (prefix == "ops.") {
+                const size_t dot = nameStart + first.size();
+                const std::string second =
+                    dot < code.size() && code[dot] == '.' ? identifierAt(dot + 1) : std::string();
+                if (!second.empty()) {
+                    names.insert(first + "::" + second);
+                }
+                continue;
+            }
+            size_t after = nameStart + first.size();
+            while (after < code.size() && code[after] == ' ') {
+                ++after;
+            }
+            if (after < code.size() && code[after] == '(') {
+                names.insert("aten::" + first);
+            }
+        }
+    }
+}
+
+void describeTorchSaveZip(ProbeResult& result) {
+    const auto& globals = result.pickleGlobals;
+    auto has = [&](const std::string& prefix) {
+        return std::any_of(globals.begin(), globals.end(),
+                           [&](const std::string& g) { return startsWith(g, prefix); });
+    };
+    if (!globals.empty() && globals.front() == "collections.OrderedDict" && !has("torch.nn.") &&
+        !has("__main__.")) {
+        result.summary = "a state_dict saved with torch.save: weights without code. Load it into "
+                         "its model class in Python, then export with torch.jit.script or "
+                         "torch.jit.trace and torch.jit.save.";
+    } else if (has("torch.nn.modules.") || has("__main__.")) {
+        result.summary = "a pickled eager model (torch.save(model)): it needs its Python classes "
+                         "to load. Export it with torch.jit.script or torch.jit.trace and "
+                         "torch.jit.save to open it here.";
+    } else if (!globals.empty() && startsWith(globals.front(), "torch._utils._rebuild_tensor")) {
+        result.summary = "a tensor saved with torch.save: not a model, but usable as an input "
+                         "(file:PATH).";
+    } else {
+        result.summary =
+            "a file written by torch.save, not a TorchScript archive: export the model "
+            "with torch.jit.save.";
+    }
+}
+
+void probeZip(ProbeResult& result) {
+    ZipReader zip(result.path);
+    if (!zip.ok()) {
+        result.kind = zip.truncated() ? FileKind::TruncatedZip : FileKind::Zip;
+        result.summary = zip.truncated()
+                             ? "a truncated or damaged zip (" + zip.error() +
+                                   "): the file was probably cut off while copying or saving."
+                             : "a damaged zip: " + zip.error() + ".";
+        return;
+    }
+    result.records = zip.records();
+    if (result.records.empty()) {
+        result.kind = FileKind::Zip;
+        result.summary = "an empty zip archive.";
+        return;
+    }
+    const std::string& first = result.records.front().name;
+    const auto slash = first.find('/');
+    const std::string folder = slash == std::string::npos ? std::string() : first.substr(0, slash);
+    const bool oneFolder =
+        !folder.empty() &&
+        std::all_of(result.records.begin(), result.records.end(),
+                    [&](const ArchiveRecord& r) { return startsWith(r.name, folder + "/"); });
+    if (!oneFolder) {
+        result.kind = FileKind::Zip;
+        result.summary = "a zip archive whose records are not in one top folder, so not a "
+                         "PyTorch archive (PyTorch writes every record under one folder).";
+        return;
+    }
+    result.archiveName = folder;
+    const std::string prefix = folder + "/";
+
+    for (const char* name : {"version", ".data/version"}) {
+        if (const auto* record = zip.find(prefix + name)) {
+            if (const auto text = zip.read(*record, 64)) {
+                result.versionText = *text;
+                while (!result.versionText.empty() &&
+                       std::isspace(static_cast<unsigned char>(result.versionText.back()))) {
+                    result.versionText.pop_back();
+                }
+                char* end = nullptr;
+                errno = 0;
+                const long long value = std::strtoll(result.versionText.c_str(), &end, 10);
+                const bool numeric =
+                    !result.versionText.empty() && end && *end == '\0' && errno == 0 && value >= 0;
+                result.version = numeric ? value : -1;
+            }
+            break;
+        }
+    }
+
+    const bool hasCode =
+        std::any_of(result.records.begin(), result.records.end(),
+                    [&](const ArchiveRecord& r) { return startsWith(r.name, prefix + "code/"); });
+    const bool hasConstants = zip.find(prefix + "constants.pkl") != nullptr;
+    const bool hasBytecode = zip.find(prefix + "bytecode.pkl") != nullptr;
+    const ArchiveRecord* data = zip.find(prefix + "data.pkl");
+
+    for (const auto& record : result.records) {
+        if (startsWith(record.name, prefix + "extra/") && record.name.size() > prefix.size() + 6) {
+            const auto content = zip.read(record, kMaxExtraFileBytes);
+            result.extraFiles[record.name.substr(prefix.size() + 6)] =
+                content ? *content : "(" + humanBytes(record.size) + ", not shown)";
+        }
+    }
+
+    if (hasCode || hasConstants || hasBytecode) {
+        result.kind = FileKind::TorchScript;
+        std::set<std::string> names;
+        for (const auto& record : result.records) {
+            if (startsWith(record.name, prefix + "code/") && endsWith(record.name, ".py")) {
+                if (const auto code = zip.read(record, kMaxCodeBytes)) {
+                    collectOperators(*code, names);
+                }
+            }
+        }
+        for (const auto& name : names) {
+            result.operators.push_back({name, isOperatorRegistered(name)});
+        }
+        const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
+                                           [](const OperatorUse& op) { return !op.registered; });
+        result.summary = "a TorchScript archive (torch.jit.save), serialization version " +
+                         (result.version >= 0 ? std::to_string(result.version)
+                                              : "'" + result.versionText + "'") +
+                         ", " + std::to_string(result.records.size()) + " records, " +
+                         std::to_string(result.operators.size()) + " operators" +
+                         (missing ? " (" + std::to_string(missing) + " not registered)" : "") + ".";
+        if (result.versionText.empty()) {
+            result.summary += " It has no version record: it is damaged.";
+        } else if (result.version < 0) {
+            result.summary += " Its version record is not a number: it is damaged.";
+        } else if (result.version > result.maxSupportedVersion) {
+            result.summary += " This LibTorch reads versions up to " +
+                              std::to_string(result.maxSupportedVersion) +
+                              ": it was written by a newer PyTorch.";
+        }
+        return;
+    }
+    if (data) {
+        result.kind = FileKind::TorchSaveZip;
+        if (const auto pickle = zip.read(*data, 64u << 20)) {
+            result.pickleGlobals = scanPickle(*pickle).globals;
+        }
+        describeTorchSaveZip(result);
+        return;
+    }
+    result.kind = FileKind::Zip;
+    result.summary = "a zip archive that is not a PyTorch file (no code/, constants.pkl or "
+                     "data.pkl under '" +
+                     folder + "/').";
+}
+
+} // namespace
+
+const char* toString(FileKind kind) {
+    switch (kind) {
+    case FileKind::Missing:
+        return "missing";
+    case FileKind::Directory:
+        return "directory";
+    case FileKind::Unreadable:
+        return "unreadable";
+    case FileKind::Empty:
+        return "empty";
+    case FileKind::TorchScript:
+        return "torchscript";
+    case FileKind::TorchSaveZip:
+        return "torch-save";
+    case FileKind::LegacyTorchSave:
+        return "legacy-torch-save";
+    case FileKind::MobileFlatbuffer:
+        return "mobile-flatbuffer";
+    case FileKind::Onnx:
+        return "onnx";
+    case FileKind::Zip:
+        return "zip";
+    case FileKind::TruncatedZip:
+        return "truncated-zip";
+    case FileKind::Text:
+        return "text";
+    case FileKind::Unknown:
+        return "unknown";
+    }
+    return "unknown";
+}
+
+ProbeResult probeArchive(const std::string& path) {
+    ProbeResult result;
+    result.path = path;
+    result.maxSupportedVersion = maxSupportedFileFormatVersion();
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+        result.kind = errno == EACCES ? FileKind::Unreadable : FileKind::Missing;
+        result.summary =
+            errno == EACCES ? "the file cannot be read: permission denied." : "no such file.";
+        return result;
+    }
+    if (S_ISDIR(info.st_mode)) {
+        result.kind = FileKind::Directory;
+        result.summary = "a directory, not a file. An archive unzipped by hand must be zipped "
+                         "again, or open the .pt file it came from.";
+        return result;
+    }
+    result.fileSize = static_cast<uint64_t>(info.st_size);
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        result.kind = FileKind::Unreadable;
+        result.summary = std::string("the file cannot be read: ") + std::strerror(errno) + ".";
+        return result;
+    }
+    if (result.fileSize == 0) {
+        result.kind = FileKind::Empty;
+        result.summary = "an empty file (0 bytes): the save that wrote it probably failed.";
+        return result;
+    }
+    std::string head(static_cast<size_t>(std::min<uint64_t>(result.fileSize, 4096)), '\0');
+    file.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(file.gcount()));
+
+    if (startsWith(head, "PK\x03\x04") || startsWith(head, "PK\x05\x06")) {
+        probeZip(result);
+    } else if (head.size() >= 8 && head.compare(4, 4, "PTMF") == 0) {
+        result.kind = FileKind::MobileFlatbuffer;
+        result.summary = "a flatbuffer mobile archive (_save_for_lite_interpreter with "
+                         "_use_flatbuffer=True): it runs on PyTorch Mobile's lite interpreter, "
+                         "not with torch.jit.load. Save the model with torch.jit.save instead.";
+    } else if (looksLikeLegacyTorchSave(head)) {
+        result.kind = FileKind::LegacyTorchSave;
+        result.summary = "a legacy (pre-zip) torch.save file: a state_dict, tensor or pickled "
+                         "model, not TorchScript. Load it in Python and export the model with "
+                         "torch.jit.save.";
+    } else if (looksLikeOnnx(head, path, result.producer)) {
+        result.kind = FileKind::Onnx;
+        result.summary =
+            "an ONNX model" +
+            (result.producer.empty() ? std::string() : " (made by " + result.producer + ")") +
+            ": open it with an ONNX tool; ScriptScope reads TorchScript (torch.jit.save).";
+    } else if (looksLikePickle(head)) {
+        result.kind = FileKind::Unknown;
+        result.summary = "a Python pickle, not a TorchScript archive.";
+    } else if (looksLikeText(head)) {
+        result.kind = FileKind::Text;
+        result.summary = "a text file, not a TorchScript archive (is it the model's source code? "
+                         "Export the model with torch.jit.save).";
+    } else {
+        result.kind = FileKind::Unknown;
+        result.summary = "not a TorchScript archive: its first bytes match no known model format.";
+    }
+    return result;
+}
+
+} // namespace scriptscope

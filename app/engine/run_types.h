@@ -1,0 +1,108 @@
+// Plain value structs for building inputs, running a method and reporting what came out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+// How an image file becomes a tensor.
+struct ImagePreprocess {
+    int width = 0; // 0: keep the image's size
+    int height = 0;
+    bool rgb = true;           // channel order; false: BGR as OpenCV reads it
+    bool channelsFirst = true; // CHW; false: HWC
+    bool batch = true;         // add a leading batch dimension
+    std::string dtype = "float32";
+    double scale = 1.0 / 255.0; // applied before mean/std: (x * scale - mean) / std
+    std::vector<double> mean;   // one per channel, or empty
+    std::vector<double> stddev; // one per channel, or empty
+    bool grayscale = false;
+};
+
+// One argument of a method, as a person describes it.
+struct InputSpec {
+    enum class Kind {
+        Random, // standard normal (floating) or 0..9 (integral)
+        Zeros,
+        Ones,
+        Image,
+        File, // a value written by Python's torch.save
+        Int,
+        Float,
+        Bool,
+        String,
+        None,
+        IntList,
+        FloatList,
+    };
+    Kind kind = Kind::None;
+    std::vector<int64_t> shape;
+    std::string dtype = "float32";
+    std::string path;
+    ImagePreprocess image;
+    int64_t intValue = 0;
+    double floatValue = 0;
+    bool boolValue = false;
+    std::string stringValue;
+    std::vector<int64_t> intList;
+    std::vector<double> floatList;
+    uint64_t seed = 0;
+
+    std::string describe() const;
+};
+
+struct TimingStats {
+    size_t count = 0;
+    double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0, stddev = 0;
+};
+
+// What a method returned, as a tree of plain values.
+struct OutputValue {
+    enum class Kind { None, Tensor, Int, Float, Bool, String, Tuple, List, Dict, Other };
+    Kind kind = Kind::None;
+    std::string key; // the dict key or the index this value sits under
+    // Tensor
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::string device;
+    double min = 0, max = 0, mean = 0, stddev = 0; // over the finite values
+    int64_t nanCount = 0, infCount = 0, numel = 0;
+    std::vector<double> preview; // the first values, flattened
+    // Scalars and other values
+    std::string text;
+    std::vector<OutputValue> children;
+};
+
+struct RunRequest {
+    std::string method = "forward";
+    std::vector<InputSpec> inputs;
+    std::string inputsFile; // all arguments from one torch.save file
+    std::string device = "cpu";
+    int warmup = 1;
+    int iterations = 10;
+    std::string saveOutputsPath; // written so that Python's torch.load reads it
+    size_t previewValues = 8;
+};
+
+struct RunResult {
+    std::string method;
+    std::string device;
+    std::string deviceName;
+    int warmup = 0;
+    std::vector<double> samplesMs; // every timed iteration, in order
+    TimingStats stats;
+    std::vector<std::string> inputDescriptions;
+    OutputValue output;
+};
+
+struct DeviceInfo {
+    std::string id;   // "cpu", "cuda:0"
+    std::string name; // for CUDA, the device's name where known
+    uint64_t memoryBytes = 0;
+    bool available = true;
+    std::string reason; // why not available
+};
+
+} // namespace scriptscope

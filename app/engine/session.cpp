@@ -1,0 +1,551 @@
+#include "engine.h"
+#include "stats.h"
+#include "torch_values.h"
+
+#include <warp_perspective.h>
+
+#include <caffe2/serialize/versions.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/operator.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/python_print.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#if __has_include(<ATen/cuda/CUDAContext.h>) && __has_include(<cuda_runtime_api.h>)
+#include <ATen/cuda/CUDAContext.h>
+#define SCRIPTSCOPE_HAVE_CUDA_HEADERS 1
+#endif
+
+#include <chrono>
+#include <dlfcn.h>
+#include <fstream>
+
+namespace scriptscope {
+
+int64_t maxSupportedFileFormatVersion() {
+    return static_cast<int64_t>(caffe2::serialize::kMaxSupportedFileFormatVersion);
+}
+
+bool isOperatorRegistered(const std::string& qualifiedName) {
+    if (qualifiedName.find("::") == std::string::npos) {
+        return false;
+    }
+    try {
+        my_ops::ensureRegistered();
+        return !torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(qualifiedName)).empty();
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+std::string libtorchVersion() {
+    return TORCH_VERSION;
+}
+
+namespace {
+
+using detail::errorFromException;
+
+// Why CUDA cannot be used here, in words; empty when it can.
+std::string cudaUnavailableReason() {
+    if (!at::hasCUDA()) {
+        return "this LibTorch " + libtorchVersion() +
+               " was built without CUDA (build ScriptScope against a CUDA-enabled LibTorch with "
+               "-DTorch_DIR to run on a GPU)";
+    }
+    if (!torch::cuda::is_available() || torch::cuda::device_count() == 0) {
+        return "LibTorch has CUDA, but no CUDA device is usable: no NVIDIA driver, no GPU, or "
+               "CUDA_VISIBLE_DEVICES hides them";
+    }
+    return {};
+}
+
+Expected<torch::Device> parseDevice(const std::string& text) {
+    torch::Device device(torch::kCPU);
+    try {
+        device = torch::Device(text == "gpu" ? std::string("cuda") : text);
+    } catch (const std::exception&) {
+        return Error{ErrorKind::Device, "'" + text + "' is not a device; use cpu, cuda or cuda:N"};
+    }
+    if (device.is_cpu()) {
+        return device;
+    }
+    if (!device.is_cuda()) {
+        return Error{ErrorKind::Device,
+                     "device '" + text + "' is not supported; use cpu, cuda or cuda:N"};
+    }
+    const std::string reason = cudaUnavailableReason();
+    if (!reason.empty()) {
+        return Error{ErrorKind::Device, "cannot run on " + text + ": " + reason};
+    }
+    const auto count = static_cast<int64_t>(torch::cuda::device_count());
+    const int64_t index = device.has_index() ? device.index() : 0;
+    if (index >= count) {
+        return Error{ErrorKind::Device,
+                     "cannot run on " + text + ": this machine has " + std::to_string(count) +
+                         " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1),
+                     {}};
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+std::string cudaDeviceName(int64_t index, uint64_t* memory) {
+#ifdef SCRIPTSCOPE_HAVE_CUDA_HEADERS
+    const auto* properties = at::cuda::getDeviceProperties(index);
+    if (memory) {
+        *memory = properties->totalGlobalMem;
+    }
+    return properties->name;
+#else
+    (void)memory;
+    return "CUDA device " + std::to_string(index);
+#endif
+}
+
+TensorInfo tensorInfo(const std::string& name, const torch::Tensor& tensor) {
+    TensorInfo info;
+    info.name = name;
+    if (!tensor.defined()) {
+        info.dtype = "undefined";
+        return info;
+    }
+    info.shape = tensor.sizes().vec();
+    info.dtype = detail::dtypeName(tensor.scalar_type());
+    info.device = tensor.device().str();
+    info.bytes =
+        static_cast<uint64_t>(tensor.numel()) * static_cast<uint64_t>(tensor.element_size());
+    info.requiresGrad = tensor.requires_grad();
+    return info;
+}
+
+std::string methodCode(const torch::jit::Method& method) {
+    // What Python's ScriptMethod.code does.
+    std::vector<c10::IValue> constants;
+    torch::jit::PrintDepsTable deps;
+    torch::jit::PythonPrint printer(constants, deps);
+    printer.printMethod(method.function());
+    return printer.str();
+}
+
+std::string inlinedGraph(const torch::jit::Method& method) {
+    // What Python's ScriptMethod.inlined_graph does.
+    auto graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
+    torch::jit::Inline(*graph);
+    return graph->toString();
+}
+
+ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module, bool includeCode) {
+    ModuleInfo info;
+    info.path = path;
+    const auto dot = path.rfind('.');
+    info.name = dot == std::string::npos ? path : path.substr(dot + 1);
+    const auto& type = module.type();
+    info.type = type->name() ? type->name()->qualifiedName() : type->str();
+    for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+        info.parameters.push_back(tensorInfo(p.name, p.value));
+        info.parameterCount += static_cast<uint64_t>(p.value.numel());
+        info.parameterBytes += info.parameters.back().bytes;
+    }
+    for (const auto& b : module.named_buffers(/*recurse=*/false)) {
+        info.buffers.push_back(tensorInfo(b.name, b.value));
+    }
+    const auto object = module._ivalue();
+    for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
+        const auto& attributeType = type->getAttribute(slot);
+        if (type->is_parameter(slot) || type->is_buffer(slot)) {
+            continue;
+        }
+        if (const auto classType = attributeType->cast<c10::ClassType>();
+            classType && classType->is_module()) {
+            continue;
+        }
+        info.attributes.push_back({type->getAttributeName(slot), attributeType->annotation_str(),
+                                   detail::previewValue(object->getSlot(slot))});
+    }
+    for (const auto& method : module.get_methods()) {
+        MethodInfo m;
+        m.name = method.name();
+        std::ostringstream schema;
+        schema << method.function().getSchema();
+        m.schema = schema.str();
+        if (includeCode) {
+            m.code = methodCode(method);
+            m.graph = method.graph()->toString();
+        }
+        info.methods.push_back(std::move(m));
+    }
+    for (const auto& child : module.named_children()) {
+        info.children.push_back(path.empty() ? child.name : path + "." + child.name);
+    }
+    return info;
+}
+
+Expected<torch::jit::Module> findModule(const torch::jit::Module& root, const std::string& path) {
+    if (path.empty()) {
+        return root;
+    }
+    for (const auto& entry : root.named_modules()) {
+        if (entry.name == path) {
+            return entry.value;
+        }
+    }
+    std::string known;
+    for (const auto& entry : root.named_modules()) {
+        if (!entry.name.empty()) {
+            known += (known.empty() ? "" : ", ") + entry.name;
+        }
+    }
+    return Error{ErrorKind::Input,
+                 "the model has no submodule '" + path + "'" +
+                     (known.empty() ? std::string(" (it has none)") : "; it has: " + known),
+                 {}};
+}
+
+Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const std::string& path,
+                                        const std::string& name) {
+    if (auto method = module.find_method(name)) {
+        return *method;
+    }
+    std::string known;
+    for (const auto& method : module.get_methods()) {
+        known += (known.empty() ? "" : ", ") + method.name();
+    }
+    return Error{ErrorKind::Input,
+                 "the module '" + (path.empty() ? std::string("<root>") : path) +
+                     "' has no method '" + name + "'" +
+                     (known.empty() ? std::string(" (it has none)") : "; it has: " + known),
+                 {}};
+}
+
+// Catches a mismatch between the inputs and the schema before running, naming the argument.
+Status checkInputs(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& inputs) {
+    const auto& arguments = schema.arguments();
+    const size_t first = !arguments.empty() && arguments[0].name() == "self" ? 1 : 0;
+    const size_t declared = arguments.size() - first;
+    size_t required = 0;
+    for (size_t i = first; i < arguments.size(); ++i) {
+        if (!arguments[i].default_value()) {
+            required = i - first + 1;
+        }
+    }
+    auto signature = [&]() {
+        std::string s;
+        for (size_t i = first; i < arguments.size(); ++i) {
+            s += (i > first ? ", " : "") + arguments[i].name() + ": " +
+                 arguments[i].type()->annotation_str();
+        }
+        return schema.name() + "(" + s + ")";
+    };
+    if (inputs.size() < required || inputs.size() > declared) {
+        return Error{ErrorKind::Input,
+                     std::to_string(inputs.size()) + " input(s) given, but " + signature() +
+                         (required == declared ? " takes " + std::to_string(declared)
+                                               : " takes " + std::to_string(required) + " to " +
+                                                     std::to_string(declared)),
+                     {}};
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const auto& argument = arguments[first + i];
+        const auto actual = inputs[i].type();
+        if (!actual->isSubtypeOf(*argument.type()) &&
+            !(argument.type()->kind() == c10::TypeKind::FloatType && inputs[i].isInt())) {
+            return Error{ErrorKind::Input,
+                         "argument '" + argument.name() + "' (" + std::to_string(i + 1) + " of " +
+                             signature() + ") expects " + argument.type()->annotation_str() +
+                             ", but the input is " + actual->annotation_str(),
+                         {}};
+        }
+    }
+    return std::nullopt;
+}
+
+double elapsedMs(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+        .count();
+}
+
+} // namespace
+
+std::vector<DeviceInfo> listDevices() {
+    std::vector<DeviceInfo> devices;
+    devices.push_back({"cpu", "CPU", 0, true, std::string()});
+    const std::string reason = cudaUnavailableReason();
+    if (!reason.empty()) {
+        devices.push_back({"cuda", "CUDA", 0, false, reason});
+        return devices;
+    }
+    for (size_t i = 0; i < torch::cuda::device_count(); ++i) {
+        DeviceInfo info;
+        info.id = "cuda:" + std::to_string(i);
+        info.name = cudaDeviceName(static_cast<int64_t>(i), &info.memoryBytes);
+        devices.push_back(info);
+    }
+    return devices;
+}
+
+const ModuleInfo* ModelInfo::findModule(const std::string& modulePath) const {
+    for (const auto& module : modules) {
+        if (module.path == modulePath) {
+            return &module;
+        }
+    }
+    return nullptr;
+}
+
+struct Session::Impl {
+    std::optional<torch::jit::Module> module;
+    torch::Device device{torch::kCPU};
+    std::string path;
+};
+
+Session::Session()
+    : impl_(std::make_unique<Impl>()) {
+    my_ops::ensureRegistered();
+}
+Session::~Session() = default;
+
+bool Session::loaded() const {
+    return impl_->module.has_value();
+}
+
+Status Session::loadOperatorLibrary(const std::string& path) {
+    // As torch.ops.load_library does: global symbols, so libraries can share them.
+    if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+        const char* why = ::dlerror();
+        return Error{ErrorKind::File,
+                     "cannot load the operator library '" + path +
+                         "': " + (why ? why : "unknown error"),
+                     {}};
+    }
+    return std::nullopt;
+}
+
+Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& options) {
+    ModelInfo info;
+    info.path = path;
+    info.torchVersion = libtorchVersion();
+    info.probe = probeArchive(path);
+    const ProbeResult& probe = info.probe;
+    switch (probe.kind) {
+    case FileKind::TorchScript:
+        break;
+    case FileKind::Missing:
+    case FileKind::Directory:
+    case FileKind::Unreadable:
+        return Error{ErrorKind::File, "'" + path + "': " + probe.summary};
+    default:
+        return Error{ErrorKind::Format, "'" + path + "' is " + probe.summary};
+    }
+    if (probe.version > probe.maxSupportedVersion) {
+        return Error{ErrorKind::Version,
+                     "'" + path + "' has serialization version " + std::to_string(probe.version) +
+                         "; this LibTorch " + libtorchVersion() + " reads versions up to " +
+                         std::to_string(probe.maxSupportedVersion) +
+                         ". Save it again with an older PyTorch, or build ScriptScope against a "
+                         "newer LibTorch.",
+                     {}};
+    }
+    if (probe.version < 0) {
+        return Error{ErrorKind::Format,
+                     "'" + path + "' is damaged: its version record is " +
+                         (probe.versionText.empty() ? std::string("missing")
+                                                    : "'" + probe.versionText + "', not a number"),
+                     {}};
+    }
+    auto device = parseDevice(options.device);
+    if (!device) {
+        return device.error();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        torch::jit::ExtraFilesMap extra;
+        auto module = torch::jit::load(path, *device, extra);
+        info.loadMilliseconds = elapsedMs(start);
+        for (const auto& entry : module.named_modules()) {
+            info.modules.push_back(moduleInfo(entry.name, entry.value, options.includeCode));
+        }
+        // Totals, bottom-up: named_modules() is pre-order, so children follow their parent.
+        for (auto it = info.modules.rbegin(); it != info.modules.rend(); ++it) {
+            it->totalParameterCount += it->parameterCount;
+            for (const auto& t : it->parameters) {
+                it->totalBytes += t.bytes;
+            }
+            for (const auto& t : it->buffers) {
+                it->totalBytes += t.bytes;
+                info.bufferBytes += t.bytes;
+            }
+            info.parameterCount += it->parameterCount;
+            info.parameterBytes += it->parameterBytes;
+            info.methodCount += it->methods.size();
+            for (const auto& childPath : it->children) {
+                if (const auto* child = info.findModule(childPath)) {
+                    it->totalParameterCount += child->totalParameterCount;
+                    it->totalBytes += child->totalBytes;
+                }
+            }
+        }
+        if (options.includeCode) {
+            if (auto forward = module.find_method("forward")) {
+                info.inlinedForwardGraph = inlinedGraph(*forward);
+            }
+        }
+        impl_->module = std::move(module);
+        impl_->device = *device;
+        impl_->path = path;
+    } catch (const std::exception& error) {
+        Error e = errorFromException(error, ErrorKind::Format);
+        if (e.kind == ErrorKind::MissingOperator && e.operatorName.rfind("aten::", 0) == 0) {
+            e.message = "'" + path + "' calls " + e.operatorName + ", which this LibTorch " +
+                        libtorchVersion() +
+                        " does not have: the archive was probably made by a newer PyTorch. Export "
+                        "it again with PyTorch " +
+                        libtorchVersion() + ", or build ScriptScope against a newer LibTorch.";
+        } else if (e.kind == ErrorKind::MissingOperator) {
+            e.message = "'" + path + "' calls the operator " + e.operatorName +
+                        ", which is not registered. Load the library that defines it with "
+                        "--op-library PATH" +
+                        (e.operatorName.rfind("torchvision::", 0) == 0
+                             ? std::string(" (torchvision's operators are in torchvision's _C "
+                                           "library, e.g. /usr/lib/python3/dist-packages/"
+                                           "torchvision/_C.cpython-311-x86_64-linux-gnu.so)")
+                             : std::string()) +
+                        ".";
+        } else {
+            e.message = "cannot load '" + path + "': " + e.message;
+        }
+        return e;
+    }
+    return info;
+}
+
+Expected<std::string> Session::code(const std::string& modulePath,
+                                    const std::string& method) const {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    auto module = findModule(*impl_->module, modulePath);
+    if (!module) {
+        return module.error();
+    }
+    auto found = findMethod(*module, modulePath, method);
+    if (!found) {
+        return found.error();
+    }
+    return methodCode(*found);
+}
+
+Expected<std::string> Session::graph(const std::string& modulePath, const std::string& method,
+                                     bool inlined) const {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    auto module = findModule(*impl_->module, modulePath);
+    if (!module) {
+        return module.error();
+    }
+    auto found = findMethod(*module, modulePath, method);
+    if (!found) {
+        return found.error();
+    }
+    return inlined ? inlinedGraph(*found) : found->graph()->toString();
+}
+
+Expected<RunResult> Session::run(const RunRequest& request) {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    if (request.iterations < 1 || request.warmup < 0) {
+        return Error{ErrorKind::Input, "iterations must be at least 1 and warm-up at least 0"};
+    }
+    auto device = parseDevice(request.device);
+    if (!device) {
+        return device.error();
+    }
+    auto method = findMethod(*impl_->module, "", request.method);
+    if (!method) {
+        return method.error();
+    }
+    RunResult result;
+    result.method = request.method;
+    result.device = device->str();
+    result.deviceName = device->is_cuda() ? cudaDeviceName(device->index(), nullptr) : "CPU";
+    result.warmup = request.warmup;
+
+    std::vector<c10::IValue> inputs;
+    if (!request.inputsFile.empty()) {
+        auto value = detail::loadValueFile(request.inputsFile);
+        if (!value) {
+            return value.error();
+        }
+        if (value->isTuple() || value->isList()) {
+            inputs =
+                value->isTuple() ? value->toTupleRef().elements().vec() : value->toListRef().vec();
+        } else {
+            inputs.push_back(*value);
+        }
+        result.inputDescriptions.push_back("from " + request.inputsFile);
+    }
+    for (const auto& spec : request.inputs) {
+        auto value = detail::buildInput(spec);
+        if (!value) {
+            return value.error();
+        }
+        inputs.push_back(std::move(value).value());
+        result.inputDescriptions.push_back(spec.describe());
+    }
+    if (auto error = checkInputs(method->function().getSchema(), inputs)) {
+        return *error;
+    }
+
+    try {
+        // The model moves once per device change, not per run.
+        if (impl_->device != *device) {
+            impl_->module->to(*device);
+            impl_->device = *device;
+        }
+        for (auto& input : inputs) {
+            if (input.isTensor()) {
+                input = input.toTensor().to(*device);
+            }
+        }
+        const bool cuda = device->is_cuda();
+        auto synchronize = [&]() {
+            if (cuda) {
+                torch::cuda::synchronize(device->index());
+            }
+        };
+        c10::InferenceMode inferenceMode;
+        c10::IValue output;
+        for (int i = 0; i < request.warmup; ++i) {
+            output = (*method)(inputs);
+        }
+        synchronize();
+        result.samplesMs.reserve(static_cast<size_t>(request.iterations));
+        for (int i = 0; i < request.iterations; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            output = (*method)(inputs);
+            synchronize();
+            result.samplesMs.push_back(elapsedMs(start));
+        }
+        result.stats = computeStats(result.samplesMs);
+        result.output = detail::describeOutput(output, request.previewValues);
+        if (!request.saveOutputsPath.empty()) {
+            const auto bytes = torch::jit::pickle_save(detail::toCpu(output));
+            std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);
+            if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
+                !file.flush()) {
+                return Error{ErrorKind::File, "cannot write '" + request.saveOutputsPath + "'"};
+            }
+        }
+    } catch (const std::exception& error) {
+        Error e = errorFromException(error, ErrorKind::Model);
+        e.message = request.method + " failed: " + e.message;
+        return e;
+    }
+    return result;
+}
+
+} // namespace scriptscope

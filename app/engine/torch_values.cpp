@@ -1,0 +1,527 @@
+#include "torch_values.h"
+#include "engine.h"
+#include "matrix_io.h"
+
+#include <warp_perspective.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace scriptscope::detail {
+namespace {
+
+Error inputError(const std::string& message) {
+    return Error{ErrorKind::Input, message};
+}
+
+std::string shortestDouble(double value) {
+    if (std::isnan(value)) {
+        return "nan";
+    }
+    if (std::isinf(value)) {
+        return value > 0 ? "inf" : "-inf";
+    }
+    char buffer[64];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    std::string text(buffer, result.ptr);
+    if (text.find_first_of(".eEn") == std::string::npos) {
+        text += ".0"; // Python prints floats with a point
+    }
+    return text;
+}
+
+std::string shapeText(c10::IntArrayRef sizes) {
+    std::string s = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        s += (i ? ", " : "") + std::to_string(sizes[i]);
+    }
+    return s + "]";
+}
+
+Expected<torch::Tensor> imageTensor(const InputSpec& spec) {
+    const ImagePreprocess& p = spec.image;
+    cv::Mat image;
+    try {
+        image = cv::imread(spec.path, p.grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
+    } catch (const cv::Exception& error) {
+        return inputError("cannot read the image '" + spec.path + "': " + error.err);
+    }
+    if (image.empty()) {
+        return Error{ErrorKind::File,
+                     "cannot read the image '" + spec.path +
+                         "' (missing, unreadable, or not PNG/JPEG/BMP/TIFF/...)",
+                     {}};
+    }
+    if (p.width > 0 && p.height > 0 && (image.cols != p.width || image.rows != p.height)) {
+        const bool shrinking = p.width < image.cols && p.height < image.rows;
+        cv::resize(image, image, cv::Size(p.width, p.height), 0, 0,
+                   shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
+    }
+    if (!p.grayscale && p.rgb) {
+        cv::cvtColor(image, image, cv::COLOR_BGR2RGB);
+    }
+    if (!image.isContinuous()) {
+        image = image.clone();
+    }
+    const int64_t channels = image.channels();
+    auto dtype = dtypeFromName(p.dtype);
+    if (!dtype) {
+        return dtype.error();
+    }
+    // from_blob does not own the pixels: the first conversion below makes the tensor's own copy.
+    auto pixels = torch::from_blob(image.data, {image.rows, image.cols, channels}, torch::kUInt8);
+    torch::Tensor tensor;
+    if (c10::isFloatingType(*dtype)) {
+        tensor = pixels.to(torch::kFloat32) * p.scale;
+        const auto perChannel = [&](const std::vector<double>& values,
+                                    const char* what) -> Expected<torch::Tensor> {
+            if (values.size() != 1 && values.size() != static_cast<size_t>(channels)) {
+                return inputError(std::string("image ") + what + " needs 1 or " +
+                                  std::to_string(channels) + " values, got " +
+                                  std::to_string(values.size()));
+            }
+            return torch::tensor(values, torch::kFloat64).to(torch::kFloat32);
+        };
+        if (!p.mean.empty()) {
+            auto mean = perChannel(p.mean, "mean");
+            if (!mean) {
+                return mean.error();
+            }
+            tensor = tensor - *mean;
+        }
+        if (!p.stddev.empty()) {
+            auto stddev = perChannel(p.stddev, "std");
+            if (!stddev) {
+                return stddev.error();
+            }
+            tensor = tensor / *stddev;
+        }
+        tensor = tensor.to(*dtype);
+    } else {
+        tensor = pixels.to(*dtype, /*non_blocking=*/false, /*copy=*/true);
+    }
+    if (p.channelsFirst) {
+        tensor = tensor.permute({2, 0, 1});
+    }
+    tensor = tensor.contiguous();
+    if (p.batch) {
+        tensor = tensor.unsqueeze(0);
+    }
+    return tensor;
+}
+
+} // namespace
+
+std::string dtypeName(c10::ScalarType type) {
+    switch (type) {
+    case c10::ScalarType::Float:
+        return "float32";
+    case c10::ScalarType::Double:
+        return "float64";
+    case c10::ScalarType::Half:
+        return "float16";
+    case c10::ScalarType::BFloat16:
+        return "bfloat16";
+    case c10::ScalarType::ComplexHalf:
+        return "complex32";
+    case c10::ScalarType::ComplexFloat:
+        return "complex64";
+    case c10::ScalarType::ComplexDouble:
+        return "complex128";
+    case c10::ScalarType::Long:
+        return "int64";
+    case c10::ScalarType::Int:
+        return "int32";
+    case c10::ScalarType::Short:
+        return "int16";
+    case c10::ScalarType::Char:
+        return "int8";
+    case c10::ScalarType::Byte:
+        return "uint8";
+    case c10::ScalarType::Bool:
+        return "bool";
+    case c10::ScalarType::QInt8:
+        return "qint8";
+    case c10::ScalarType::QUInt8:
+        return "quint8";
+    case c10::ScalarType::QInt32:
+        return "qint32";
+    default:
+        return c10::toString(type);
+    }
+}
+
+Expected<c10::ScalarType> dtypeFromName(const std::string& name) {
+    static const std::pair<const char*, c10::ScalarType> table[] = {
+        {"float32", c10::ScalarType::Float}, {"float64", c10::ScalarType::Double},
+        {"float16", c10::ScalarType::Half},  {"bfloat16", c10::ScalarType::BFloat16},
+        {"int64", c10::ScalarType::Long},    {"int32", c10::ScalarType::Int},
+        {"int16", c10::ScalarType::Short},   {"int8", c10::ScalarType::Char},
+        {"uint8", c10::ScalarType::Byte},    {"bool", c10::ScalarType::Bool},
+    };
+    for (const auto& [key, value] : table) {
+        if (name == key) {
+            return value;
+        }
+    }
+    return inputError("unknown dtype '" + name + "'");
+}
+
+Expected<c10::IValue> loadValueFile(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) {
+        return Error{ErrorKind::File, "cannot open '" + path + "': " + std::strerror(errno)};
+    }
+    std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+    try {
+        return torch::jit::pickle_load(bytes);
+    } catch (const std::exception& error) {
+        Error e = errorFromException(error, ErrorKind::Input);
+        e.message = "cannot read '" + path + "' as a torch.save file: " + e.message;
+        return e;
+    }
+}
+
+Expected<c10::IValue> buildInput(const InputSpec& spec) {
+    try {
+        switch (spec.kind) {
+        case InputSpec::Kind::Random:
+        case InputSpec::Kind::Zeros:
+        case InputSpec::Kind::Ones: {
+            auto dtype = dtypeFromName(spec.dtype);
+            if (!dtype) {
+                return dtype.error();
+            }
+            const auto options = torch::TensorOptions().dtype(*dtype);
+            if (spec.kind == InputSpec::Kind::Zeros) {
+                return c10::IValue(torch::zeros(spec.shape, options));
+            }
+            if (spec.kind == InputSpec::Kind::Ones) {
+                return c10::IValue(torch::ones(spec.shape, options));
+            }
+            // Seeded, so that a run can be repeated and compared with Python's.
+            auto generator = at::detail::createCPUGenerator(spec.seed);
+            if (c10::isFloatingType(*dtype)) {
+                return c10::IValue(torch::randn(spec.shape, generator, torch::kFloat32).to(*dtype));
+            }
+            const int64_t high = *dtype == c10::ScalarType::Bool ? 2 : 10;
+            return c10::IValue(torch::randint(0, high, spec.shape, generator, options));
+        }
+        case InputSpec::Kind::Image: {
+            auto tensor = imageTensor(spec);
+            if (!tensor) {
+                return tensor.error();
+            }
+            return c10::IValue(*tensor);
+        }
+        case InputSpec::Kind::File:
+            return loadValueFile(spec.path);
+        case InputSpec::Kind::Int:
+            return c10::IValue(spec.intValue);
+        case InputSpec::Kind::Float:
+            return c10::IValue(spec.floatValue);
+        case InputSpec::Kind::Bool:
+            return c10::IValue(spec.boolValue);
+        case InputSpec::Kind::String:
+            return c10::IValue(spec.stringValue);
+        case InputSpec::Kind::None:
+            return c10::IValue();
+        case InputSpec::Kind::IntList:
+            return c10::IValue(c10::List<int64_t>(spec.intList));
+        case InputSpec::Kind::FloatList:
+            return c10::IValue(c10::List<double>(spec.floatList));
+        }
+    } catch (const std::exception& error) {
+        return errorFromException(error, ErrorKind::Input);
+    }
+    return inputError("unknown input kind");
+}
+
+OutputValue describeOutput(const c10::IValue& value, size_t previewValues) {
+    OutputValue out;
+    if (value.isNone()) {
+        out.kind = OutputValue::Kind::None;
+        out.text = "None";
+    } else if (value.isTensor()) {
+        out.kind = OutputValue::Kind::Tensor;
+        const auto& tensor = value.toTensor();
+        out.dtype = dtypeName(tensor.scalar_type());
+        out.device = tensor.device().str();
+        out.shape = tensor.sizes().vec();
+        out.numel = tensor.numel();
+        out.text = "Tensor" + shapeText(tensor.sizes()) + " " + out.dtype;
+        if (tensor.numel() > 0 && !tensor.is_complex() && tensor.layout() == torch::kStrided &&
+            !tensor.is_quantized()) {
+            const auto values = tensor.detach().to(torch::kCPU).to(torch::kFloat64).reshape({-1});
+            const auto nan = torch::isnan(values);
+            const auto inf = torch::isinf(values);
+            out.nanCount = nan.sum().item<int64_t>();
+            out.infCount = inf.sum().item<int64_t>();
+            const auto finite = values.masked_select(torch::isfinite(values));
+            if (finite.numel() > 0) {
+                out.min = finite.min().item<double>();
+                out.max = finite.max().item<double>();
+                out.mean = finite.mean().item<double>();
+                out.stddev = finite.std(/*unbiased=*/false).item<double>();
+            }
+            const auto count =
+                std::min<int64_t>(static_cast<int64_t>(previewValues), values.numel());
+            const double* data = values.data_ptr<double>();
+            out.preview.assign(data, data + count);
+        }
+    } else if (value.isInt()) {
+        out.kind = OutputValue::Kind::Int;
+        out.text = std::to_string(value.toInt());
+    } else if (value.isDouble()) {
+        out.kind = OutputValue::Kind::Float;
+        out.text = shortestDouble(value.toDouble());
+    } else if (value.isBool()) {
+        out.kind = OutputValue::Kind::Bool;
+        out.text = value.toBool() ? "True" : "False";
+    } else if (value.isString()) {
+        out.kind = OutputValue::Kind::String;
+        out.text = value.toStringRef();
+    } else if (value.isTuple() || value.isList()) {
+        out.kind = value.isTuple() ? OutputValue::Kind::Tuple : OutputValue::Kind::List;
+        const auto elements =
+            value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+        for (size_t i = 0; i < elements.size(); ++i) {
+            out.children.push_back(describeOutput(elements[i], previewValues));
+            out.children.back().key = std::to_string(i);
+        }
+        out.text = (value.isTuple() ? "tuple of " : "list of ") + std::to_string(elements.size());
+    } else if (value.isGenericDict()) {
+        out.kind = OutputValue::Kind::Dict;
+        for (const auto& entry : value.toGenericDict()) {
+            out.children.push_back(describeOutput(entry.value(), previewValues));
+            out.children.back().key = previewValue(entry.key(), 40);
+        }
+        out.text = "dict of " + std::to_string(out.children.size());
+    } else {
+        out.kind = OutputValue::Kind::Other;
+        out.text = previewValue(value);
+    }
+    return out;
+}
+
+c10::IValue toCpu(const c10::IValue& value) {
+    if (value.isTensor()) {
+        return value.toTensor().to(torch::kCPU);
+    }
+    if (value.isTuple()) {
+        std::vector<c10::IValue> elements;
+        for (const auto& e : value.toTupleRef().elements()) {
+            elements.push_back(toCpu(e));
+        }
+        return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    if (value.isList()) {
+        auto list = value.toList();
+        c10::impl::GenericList copy(list.elementType());
+        for (const auto& e : list) {
+            copy.push_back(toCpu(e));
+        }
+        return copy;
+    }
+    if (value.isGenericDict()) {
+        auto dict = value.toGenericDict();
+        c10::impl::GenericDict copy(dict.keyType(), dict.valueType());
+        for (const auto& entry : dict) {
+            copy.insert(entry.key(), toCpu(entry.value()));
+        }
+        return copy;
+    }
+    return value;
+}
+
+std::string previewValue(const c10::IValue& value, size_t maxLength) {
+    std::string text;
+    if (value.isTensor()) {
+        const auto& t = value.toTensor();
+        text = t.defined() ? "Tensor" + shapeText(t.sizes()) + " " + dtypeName(t.scalar_type())
+                           : "Tensor (undefined)";
+    } else if (value.isNone()) {
+        text = "None";
+    } else if (value.isBool()) {
+        text = value.toBool() ? "True" : "False";
+    } else if (value.isInt()) {
+        text = std::to_string(value.toInt());
+    } else if (value.isDouble()) {
+        text = shortestDouble(value.toDouble());
+    } else if (value.isString()) {
+        text = "'" + value.toStringRef() + "'";
+    } else if (value.isList() || value.isTuple()) {
+        const auto elements =
+            value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+        text = value.isTuple() ? "(" : "[";
+        for (size_t i = 0; i < elements.size() && text.size() < maxLength; ++i) {
+            text += (i ? ", " : "") + previewValue(elements[i], maxLength);
+        }
+        if (value.isTuple() && elements.size() == 1) {
+            text += ",";
+        }
+        text += value.isTuple() ? ")" : "]";
+    } else if (value.isGenericDict()) {
+        text = "{";
+        size_t i = 0;
+        for (const auto& entry : value.toGenericDict()) {
+            if (text.size() >= maxLength) {
+                break;
+            }
+            text += (i++ ? ", " : "") + previewValue(entry.key(), maxLength) + ": " +
+                    previewValue(entry.value(), maxLength);
+        }
+        text += "}";
+    } else if (value.isDevice()) {
+        text = "device('" + value.toDevice().str() + "')";
+    } else if (value.isObject()) {
+        text = "<" + value.type()->annotation_str() + " object>";
+    } else {
+        text = value.type()->annotation_str();
+    }
+    if (text.size() > maxLength) {
+        text = text.substr(0, maxLength > 3 ? maxLength - 3 : 0) + "...";
+    }
+    return text;
+}
+
+std::string summarizeTorchMessage(const std::string& message) {
+    std::vector<std::string> lines;
+    std::istringstream stream(message);
+    for (std::string line; std::getline(stream, line);) {
+        if (line.find_first_not_of(" \t") != std::string::npos) {
+            lines.push_back(line);
+        }
+    }
+    if (lines.empty()) {
+        return message;
+    }
+    // The interpreter's tracebacks end with the exception itself: "RuntimeError: ...".
+    if (lines.front().rfind("The following operation failed in the TorchScript interpreter", 0) ==
+        0) {
+        return lines.back();
+    }
+    // Compilation errors name the place in the archive's code.
+    static const std::regex place(R"re(File "([^"]+)", line (\d+))re");
+    std::smatch match;
+    if (lines.size() > 1 && std::regex_search(message, match, place)) {
+        return lines.front() + " (" + match[1].str() + ", line " + match[2].str() + ")";
+    }
+    return lines.front();
+}
+
+Error errorFromException(const std::exception& error, ErrorKind fallback) {
+    std::string message;
+    if (const auto* c10Error = dynamic_cast<const c10::Error*>(&error)) {
+        message = c10Error->what_without_backtrace();
+    } else {
+        message = error.what();
+    }
+    while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) {
+        message.pop_back();
+    }
+    Error result{fallback, summarizeTorchMessage(message), message};
+    if (result.details == result.message) {
+        result.details.clear();
+    }
+    if (dynamic_cast<const std::bad_alloc*>(&error) ||
+        message.find("can't allocate memory") != std::string::npos ||
+        message.find("out of memory") != std::string::npos) {
+        result.kind = ErrorKind::OutOfMemory;
+        return result;
+    }
+    static const std::regex unknownOp(R"(Unknown builtin op: ([A-Za-z_][\w]*::[A-Za-z_][\w.]*))");
+    std::smatch match;
+    if (std::regex_search(message, match, unknownOp)) {
+        result.kind = ErrorKind::MissingOperator;
+        result.operatorName = match[1].str();
+        if (!result.operatorName.empty() && result.operatorName.back() == '.') {
+            result.operatorName.pop_back();
+        }
+    }
+    return result;
+}
+
+} // namespace scriptscope::detail
+
+namespace scriptscope {
+
+Status warpImageFile(const WarpFileRequest& request) {
+    cv::Mat image;
+    try {
+        image = cv::imread(request.input, cv::IMREAD_UNCHANGED);
+    } catch (const cv::Exception& error) {
+        return Error{ErrorKind::File,
+                     "cannot read the image '" + request.input + "': " + error.err};
+    }
+    if (image.empty()) {
+        return Error{ErrorKind::File,
+                     "cannot read the image '" + request.input +
+                         "' (missing, unreadable, or not an image OpenCV reads)",
+                     {}};
+    }
+    std::vector<double> matrix = request.matrix;
+    if (request.corners) {
+        auto fromCorners = homographyFromCorners(image.cols, image.rows, *request.corners);
+        if (!fromCorners) {
+            return fromCorners.error();
+        }
+        matrix.assign(fromCorners->begin(), fromCorners->end());
+    }
+    if (matrix.size() != 9) {
+        return Error{ErrorKind::Input, "the matrix needs 9 values"};
+    }
+    // 16-bit images are warped as float and written back at their own depth.
+    const int originalDepth = image.depth();
+    if (originalDepth != CV_8U && originalDepth != CV_32F && originalDepth != CV_64F) {
+        image.convertTo(image, CV_32F);
+    }
+    if (!image.isContinuous()) {
+        image = image.clone();
+    }
+    try {
+        const auto dtype = image.depth() == CV_8U    ? torch::kUInt8
+                           : image.depth() == CV_32F ? torch::kFloat32
+                                                     : torch::kFloat64;
+        const auto pixels =
+            image.channels() == 1
+                ? torch::from_blob(image.data, {image.rows, image.cols}, dtype)
+                : torch::from_blob(image.data, {image.rows, image.cols, image.channels()}, dtype);
+        const auto warp = torch::tensor(matrix, torch::kFloat64).reshape({3, 3});
+        my_ops::WarpOptions options;
+        if (request.width > 0 && request.height > 0) {
+            options.size = std::array<int64_t, 2>{request.height, request.width};
+        }
+        options.interpolation = my_ops::parseInterpolation(request.interpolation);
+        options.border = my_ops::parseBorderMode(request.border);
+        options.border_value = request.borderValue;
+        options.inverse = request.inverse;
+        const auto output = my_ops::warp_perspective(pixels, warp, options);
+        cv::Mat result(static_cast<int>(output.size(0)), static_cast<int>(output.size(1)),
+                       CV_MAKETYPE(image.depth(), image.channels()), output.data_ptr());
+        if (originalDepth != image.depth()) {
+            result.convertTo(result, originalDepth);
+        }
+        if (!cv::imwrite(request.output, result)) {
+            return Error{ErrorKind::File,
+                         "cannot write '" + request.output +
+                             "' (unknown extension, or the folder is not writable)",
+                         {}};
+        }
+    } catch (const cv::Exception& error) {
+        return Error{ErrorKind::File, "cannot write '" + request.output + "': " + error.err};
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Input);
+    }
+    return std::nullopt;
+}
+
+} // namespace scriptscope

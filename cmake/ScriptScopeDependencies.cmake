@@ -1,0 +1,58 @@
+# Finds every dependency as an imported target. When one is missing, the message names the Debian
+# package that provides it, because a newcomer on Debian 12 is the common case.
+
+macro(scriptscope_require found_var what debian_package hint)
+    if(NOT ${found_var})
+        message(FATAL_ERROR
+            "ScriptScope needs ${what}, which was not found.\n"
+            "On Debian 12: sudo apt-get install ${debian_package}\n"
+            "${hint}")
+    endif()
+endmacro()
+
+# LibTorch: Debian's libtorch-dev (1.13, CPU) or an official LibTorch 2.x given by -DTorch_DIR.
+find_package(Torch QUIET)
+scriptscope_require(Torch_FOUND "LibTorch" "libtorch-dev"
+    "Or point -DTorch_DIR=<libtorch>/share/cmake/Torch at an official LibTorch.")
+if(NOT TARGET torch)
+    message(FATAL_ERROR "LibTorch was found but defines no 'torch' target (Torch_DIR=${Torch_DIR}).")
+endif()
+# Official LibTorch packages put their ABI flag in TORCH_CXX_FLAGS rather than on the target.
+if(TORCH_CXX_FLAGS)
+    separate_arguments(_scriptscope_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+    set_property(TARGET torch APPEND PROPERTY INTERFACE_COMPILE_OPTIONS ${_scriptscope_torch_flags})
+endif()
+message(STATUS "LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+
+find_package(OpenCV QUIET COMPONENTS core imgproc imgcodecs)
+scriptscope_require(OpenCV_FOUND "OpenCV (core, imgproc, imgcodecs)" "libopencv-dev" "")
+message(STATUS "OpenCV ${OpenCV_VERSION}")
+
+find_package(nlohmann_json 3.9 QUIET)
+scriptscope_require(nlohmann_json_FOUND "nlohmann/json" "nlohmann-json3-dev" "")
+
+find_package(ZLIB QUIET)
+scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
+
+find_package(Threads REQUIRED)
+
+if(SCRIPTSCOPE_BUILD_TESTS)
+    find_package(Qt6 QUIET COMPONENTS Core Test)
+    scriptscope_require(Qt6_FOUND "Qt 6 (Core, Test) for the tests" "qt6-base-dev"
+        "Or configure with -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
+
+    # Fixtures and reference outputs are made by PyTorch itself. Debian's python3-torch lives
+    # under /usr/bin/python3; the first python3 on PATH often has no torch.
+    set(SCRIPTSCOPE_PYTHON "/usr/bin/python3" CACHE FILEPATH
+        "Python interpreter with torch, numpy and cv2 for fixtures and reference outputs")
+    execute_process(COMMAND "${SCRIPTSCOPE_PYTHON}" -c "import torch, numpy, cv2; print(torch.__version__)"
+        RESULT_VARIABLE _py_result OUTPUT_VARIABLE _py_torch_version ERROR_QUIET
+        OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT _py_result EQUAL 0)
+        message(FATAL_ERROR
+            "The tests need ${SCRIPTSCOPE_PYTHON} with PyTorch, NumPy and OpenCV to make fixtures.\n"
+            "On Debian 12: sudo apt-get install python3-torch python3-numpy python3-opencv\n"
+            "Or set -DSCRIPTSCOPE_PYTHON=<python with torch>, or -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
+    endif()
+    message(STATUS "Fixtures made with PyTorch ${_py_torch_version} (${SCRIPTSCOPE_PYTHON})")
+endif()

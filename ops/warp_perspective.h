@@ -1,0 +1,64 @@
+// my_ops::warp_perspective: OpenCV's cv::warpPerspective as a TorchScript operator.
+//
+// Two schemas are registered under TORCH_LIBRARY(my_ops):
+//   warp_perspective(Tensor image, Tensor warp) -> Tensor
+//       The PyTorch custom-operator tutorial's form, kept exactly: a 2-D float32 image warped to an
+//       8x8 output with bilinear interpolation and a zero border. Archives made with the tutorial's
+//       operator keep loading and keep their results.
+//   warp_perspective.options(Tensor image, Tensor warp, int[]? size=None,
+//                            str interpolation="linear", str border="constant",
+//                            float border_value=0., bool inverse=False) -> Tensor
+//       The operator for real images: H x W, H x W x C (C = 1, 3, 4) and N x C x H x W tensors of
+//       uint8, float32 or float64; output size [height, width] (default: the input's); the matrix
+//       maps input pixels to output pixels as in cv::warpPerspective, or output to input with
+//       inverse=True.
+// This header is the C++ API for code that links the library instead of going through the
+// dispatcher.
+#pragma once
+
+#include <torch/types.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace my_ops {
+
+enum class Interpolation { Nearest, Linear, Cubic, Lanczos4 };
+enum class BorderMode { Constant, Replicate, Reflect, Reflect101, Wrap };
+
+struct WarpOptions {
+    // Output {height, width}; empty means the input's size.
+    std::optional<std::array<int64_t, 2>> size;
+    Interpolation interpolation = Interpolation::Linear;
+    BorderMode border = BorderMode::Constant;
+    double border_value = 0.0;
+    // false: `warp` maps input pixels to output pixels (cv::warpPerspective's default).
+    // true: `warp` maps output pixels to input pixels (cv::WARP_INVERSE_MAP).
+    bool inverse = false;
+};
+
+// Names as they appear in the schema ("nearest", "linear", "cubic", "lanczos4"; "constant",
+// "replicate", "reflect", "reflect101", "wrap"). Unknown names throw c10::Error listing the valid
+// ones.
+Interpolation parseInterpolation(std::string_view name);
+BorderMode parseBorderMode(std::string_view name);
+const char* toString(Interpolation interpolation);
+const char* toString(BorderMode border);
+
+// The full operator. Throws c10::Error (TORCH_CHECK) for any input it cannot warp correctly.
+torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& warp,
+                               const WarpOptions& options);
+
+// The tutorial's two-argument form: 2-D float32 image, 8x8 output.
+torch::Tensor warp_perspective_tutorial(const torch::Tensor& image, const torch::Tensor& warp);
+
+// Validates a homography and returns it row-major as doubles: 3x3, finite, not singular.
+std::array<double, 9> checkedHomography(const torch::Tensor& warp);
+
+// Makes sure the operator is registered with the dispatcher. Linking alone is not enough when the
+// linker drops a library nothing refers to; calling this refers to it.
+void ensureRegistered();
+
+} // namespace my_ops
