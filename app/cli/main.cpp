@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -415,12 +416,12 @@ int commandInfo(const Options& o) {
             std::cout << "\n";
         }
     }
-    // A file the engine cannot open is an error for scripts, even though info described it.
-    const bool usable =
-        p.kind == FileKind::TorchScript && p.version >= 0 && p.version <= p.maxSupportedVersion;
-    if (!usable && !o.json) {
-        return kExitError;
-    }
+    // A file that cannot be opened here is an error for scripts, even though info described it.
+    const bool operatorsRegistered =
+        std::all_of(p.operators.begin(), p.operators.end(),
+                    [](const OperatorUse& op) { return op.registered; });
+    const bool usable = p.kind == FileKind::TorchScript && p.version >= 0 &&
+                        p.version <= p.maxSupportedVersion && operatorsRegistered;
     return usable ? kExitOk : kExitError;
 }
 

@@ -1,0 +1,468 @@
+// scriptscope-cli as a user runs it: outputs equal PyTorch's printouts, exit codes and one-line
+// messages for every failure, isolation from crashes, hangs and runaway memory, and warps equal to
+// cv2.warpPerspective's.
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+using scriptscope::test::fixture;
+using scriptscope::test::readText;
+
+namespace {
+
+struct Result {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+Result runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 120000) {
+    QProcess process;
+    process.start(program, arguments);
+    if (!process.waitForFinished(timeoutMs)) {
+        process.kill();
+        process.waitForFinished();
+        return {-2, {}, "did not finish"};
+    }
+    Result r;
+    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    r.out = process.readAllStandardOutput().toStdString();
+    r.err = process.readAllStandardError().toStdString();
+    return r;
+}
+
+Result cli(const QStringList& arguments, int timeoutMs = 120000) {
+    return runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments, timeoutMs);
+}
+
+QString fx(const char* name) {
+    return QString::fromStdString(fixture(name));
+}
+
+double maxPixelDifference(const std::string& a, const std::string& b) {
+    const cv::Mat x = cv::imread(a, cv::IMREAD_UNCHANGED);
+    const cv::Mat y = cv::imread(b, cv::IMREAD_UNCHANGED);
+    if (x.empty() || y.empty() || x.size() != y.size() || x.type() != y.type()) {
+        return -1;
+    }
+    return cv::norm(x, y, cv::NORM_INF);
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void versionAndHelp() {
+        const auto version = cli({QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY(version.out.rfind("scriptscope-cli ", 0) == 0);
+        QVERIFY(version.out.find("LibTorch") != std::string::npos);
+        const auto help = cli({QStringLiteral("--help")});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.find("Exit status") != std::string::npos);
+    }
+
+    void usageErrors_data() {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::newRow("nothing") << QStringList{};
+        QTest::newRow("unknown command")
+            << QStringList{QStringLiteral("explode"), fx("compute.pt")};
+        QTest::newRow("unknown option")
+            << QStringList{QStringLiteral("tree"), fx("compute.pt"), QStringLiteral("--colour")};
+        QTest::newRow("no file") << QStringList{QStringLiteral("tree")};
+        QTest::newRow("two files")
+            << QStringList{QStringLiteral("tree"), fx("compute.pt"), fx("rich.pt")};
+        QTest::newRow("bad input spec")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
+                           QStringLiteral("banana")};
+        QTest::newRow("bad iterations")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--iters"),
+                           QStringLiteral("0")};
+        QTest::newRow("value missing")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--device")};
+        QTest::newRow("warp without output")
+            << QStringList{QStringLiteral("warp"), fx("warp_source.png"),
+                           QStringLiteral("--corners"), QStringLiteral("0,0,1,0,1,1,0,1")};
+        QTest::newRow("warp with both") << QStringList{
+            QStringLiteral("warp"),      fx("warp_source.png"),      QStringLiteral("-o"),
+            QStringLiteral("x.png"),     QStringLiteral("--matrix"), fx("homography.xml"),
+            QStringLiteral("--corners"), QStringLiteral("1")};
+    }
+
+    void usageErrors() {
+        QFETCH(QStringList, arguments);
+        const auto r = cli(arguments);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(!r.err.empty());
+    }
+
+    void treeJsonMatchesPyTorch_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* name :
+             {"mycell_traced", "mycell_scripted", "wrap_rnn", "compute", "rich", "extra_files"}) {
+            QTest::newRow(name) << QString::fromLatin1(name);
+        }
+    }
+
+    void treeJsonMatchesPyTorch() {
+        QFETCH(QString, name);
+        const auto r = cli({QStringLiteral("tree"),
+                            QString::fromStdString(fixture(name.toStdString() + ".pt")),
+                            QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const auto got = nlohmann::json::parse(r.out)["modules"];
+        const auto want = nlohmann::json::parse(
+            readText(fixture(name.toStdString() + ".expected.json")))["modules"];
+        QCOMPARE(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+            for (const char* key : {"path", "type", "parameters", "buffers", "methods"}) {
+                QVERIFY2(
+                    got[i][key] == want[i][key],
+                    (std::string(key) + ": " + got[i][key].dump() + " vs " + want[i][key].dump())
+                        .c_str());
+            }
+            QVERIFY(got[i]["attributes"].is_array());
+        }
+    }
+
+    void codeAndGraphMatchPyTorch_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("module");
+        QTest::addColumn<QString>("method");
+        QTest::newRow("compute forward")
+            << QStringLiteral("compute") << QString() << QStringLiteral("forward");
+        QTest::newRow("wrap_rnn loop.cell")
+            << QStringLiteral("wrap_rnn") << QStringLiteral("loop.cell")
+            << QStringLiteral("forward");
+        QTest::newRow("wrap_rnn loop.cell.dg")
+            << QStringLiteral("wrap_rnn") << QStringLiteral("loop.cell.dg")
+            << QStringLiteral("forward");
+        QTest::newRow("rich describe")
+            << QStringLiteral("rich") << QString() << QStringLiteral("describe");
+        QTest::newRow("rich features.0 _conv_forward")
+            << QStringLiteral("rich") << QStringLiteral("features.0")
+            << QStringLiteral("_conv_forward");
+    }
+
+    void codeAndGraphMatchPyTorch() {
+        QFETCH(QString, name);
+        QFETCH(QString, module);
+        QFETCH(QString, method);
+        const QString model = QString::fromStdString(fixture(name.toStdString() + ".pt"));
+        const auto expected =
+            nlohmann::json::parse(readText(fixture(name.toStdString() + ".expected.json")));
+        const std::string key = module.toStdString() + ":" + method.toStdString();
+        QStringList selection;
+        if (!module.isEmpty()) {
+            selection << QStringLiteral("--module") << module;
+        }
+        selection << QStringLiteral("--method") << method;
+        const auto code = cli(QStringList{QStringLiteral("code"), model} + selection);
+        QCOMPARE(code.exitCode, 0);
+        QCOMPARE(code.out, expected["code"][key].get<std::string>() + "\n"); // as Python's print()
+        const auto graph = cli(QStringList{QStringLiteral("graph"), model} + selection);
+        QCOMPARE(graph.exitCode, 0);
+        QCOMPARE(graph.out, expected["graph"][key].get<std::string>() + "\n");
+    }
+
+    void inlinedGraph() {
+        const auto r =
+            cli({QStringLiteral("graph"), fx("wrap_rnn.pt"), QStringLiteral("--inlined")});
+        QCOMPARE(r.exitCode, 0);
+        const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
+        QCOMPARE(r.out, expected["inlined"].get<std::string>() + "\n");
+    }
+
+    void info() {
+        const auto r = cli({QStringLiteral("info"), fx("compute.pt")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.find("my_ops::warp_perspective") != std::string::npos);
+        const auto j =
+            cli({QStringLiteral("info"), fx("extra_files.pt"), QStringLiteral("--json")});
+        QCOMPARE(j.exitCode, 0);
+        const auto json = nlohmann::json::parse(j.out);
+        QCOMPARE(json["kind"].get<std::string>(), std::string("torchscript"));
+        QCOMPARE(json["extra_files"]["notes.txt"].get<std::string>(),
+                 std::string("Exported for the ScriptScope tests.\n"));
+        QCOMPARE(json["version"].get<int>(), 3);
+    }
+
+    void badFilesExitOneWithOneLine_data() {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("messagePart");
+        const char* const cases[][2] = {
+            {"missing.pt", "no such file"},
+            {"empty.pt", "empty file"},
+            {"text.pt", "text file"},
+            {"random.bin", "not a TorchScript archive"},
+            {"plain.zip", "not a PyTorch file"},
+            {"two_folders.zip", "one top folder"},
+            {"state_dict.pt", "state_dict"},
+            {"eager_model.pt", "eager model"},
+            {"legacy.pt", "legacy"},
+            {"model.onnx", "ONNX"},
+            {"mobile_flatbuffer.ptl", "flatbuffer"},
+            {"truncated.pt", "truncated"},
+            {"version_newer.pt", "newer"},
+            {"version_text.pt", "not a number"},
+            {"version_overflow.pt", "not a number"},
+            {"missing_op.pt", "scriptscope_missing::negate"},
+            {"newer_aten_op.pt", "aten::neg_from_the_future"},
+        };
+        for (const auto& c : cases) {
+            for (const char* command : {"info", "tree"}) {
+                QTest::newRow((std::string(command) + " " + c[0]).c_str())
+                    << QString::fromLatin1(command) << QString::fromLatin1(c[0])
+                    << QString::fromLatin1(c[1]);
+            }
+        }
+    }
+
+    void damagedContentIsFoundByLoading_data() {
+        // info reads structure only; what is wrong inside these shows when the archive is loaded.
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("messagePart");
+        QTest::newRow("no_code") << QStringLiteral("no_code.pt")
+                                 << QStringLiteral("Unknown type name '__torch__.MyCell'");
+        QTest::newRow("no_data") << QStringLiteral("no_data.pt") << QStringLiteral("data/0");
+        QTest::newRow("bad_code") << QStringLiteral("bad_code.pt")
+                                  << QStringLiteral("code/__torch__.py, line");
+        QTest::newRow("truncated_pickle")
+            << QStringLiteral("truncated_pickle.pt") << QStringLiteral("end of pickler archive");
+    }
+
+    void damagedContentIsFoundByLoading() {
+        QFETCH(QString, file);
+        QFETCH(QString, messagePart);
+        const QString path = QString::fromStdString(fixture(file.toStdString()));
+        const auto info = cli({QStringLiteral("info"), path});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY(info.out.find("torchscript") != std::string::npos);
+        const auto tree = cli({QStringLiteral("tree"), path});
+        QCOMPARE(tree.exitCode, 1);
+        QVERIFY2(tree.err.find(messagePart.toStdString()) != std::string::npos, tree.err.c_str());
+        QCOMPARE(std::count(tree.err.begin(), tree.err.end(), '\n'), 1L);
+    }
+
+    void badFilesExitOneWithOneLine() {
+        QFETCH(QString, command);
+        QFETCH(QString, file);
+        QFETCH(QString, messagePart);
+        const auto r = cli({command, QString::fromStdString(fixture(file.toStdString()))});
+        QCOMPARE(r.exitCode, 1);
+        const std::string& text = command == QStringLiteral("info") ? r.out : r.err;
+        QVERIFY2(text.find(messagePart.toStdString()) != std::string::npos, text.c_str());
+        if (command == QStringLiteral("tree")) {
+            QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+            QVERIFY(r.out.empty());
+        }
+    }
+
+    void crashIsIsolated() {
+        // crash.pt brings LibTorch 1.13's unpickler down with SIGSEGV.
+        const auto r = cli({QStringLiteral("tree"), fx("crash.pt")});
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.find("crashed the worker process with SIGSEGV") != std::string::npos,
+                 r.err.c_str());
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+    }
+
+    void hangIsStopped() {
+        // hang.pt's __setstate__ never returns.
+        const auto r = cli({QStringLiteral("tree"), fx("hang.pt"), QStringLiteral("--timeout"),
+                            QStringLiteral("3")},
+                           60000);
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.find("timed out after 3 s") != std::string::npos, r.err.c_str());
+    }
+
+    void memoryLimit() {
+        // hog.pt's __setstate__ allocates 64 MiB at a time without end.
+        const auto r = cli({QStringLiteral("tree"), fx("hog.pt"), QStringLiteral("--memory-limit"),
+                            QStringLiteral("1500")},
+                           120000);
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.find("memory limit") != std::string::npos, r.err.c_str());
+    }
+
+    void inProcessWorks() {
+        const auto r =
+            cli({QStringLiteral("tree"), fx("compute.pt"), QStringLiteral("--in-process")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.find("__torch__.PlaceholderModule") != std::string::npos);
+    }
+
+    void runJsonAndSavedOutputs() {
+        QTemporaryDir dir;
+        const QString saved = dir.path() + QStringLiteral("/out.pt");
+        const auto r = cli({QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--inputs"),
+                            fx("compute.inputs.pt"), QStringLiteral("--warmup"),
+                            QStringLiteral("2"), QStringLiteral("--iters"), QStringLiteral("7"),
+                            QStringLiteral("--json"), QStringLiteral("--save-outputs"), saved});
+        QCOMPARE(r.exitCode, 0);
+        const auto json = nlohmann::json::parse(r.out);
+        QCOMPARE(json["samples_ms"].size(), size_t(7));
+        QCOMPARE(json["warmup"].get<int>(), 2);
+        QVERIFY(json["output"]["shape"] == nlohmann::json::parse("[8, 5]"));
+        const auto& stats = json["stats_ms"];
+        QVERIFY(stats["min"].get<double>() <= stats["p50"].get<double>());
+        QVERIFY(stats["p50"].get<double>() <= stats["p90"].get<double>());
+        QVERIFY(stats["p99"].get<double>() <= stats["max"].get<double>());
+        // Python's torch.load reads what --save-outputs wrote, and it equals Python's own result.
+        const auto check = runProgram(
+            QStringLiteral(SCRIPTSCOPE_PYTHON),
+            {QStringLiteral("-c"),
+             QStringLiteral(
+                 "import sys, torch; a = torch.load(sys.argv[1]); b = torch.load(sys.argv[2]); "
+                 "print(tuple(a.shape), torch.allclose(a, b))"),
+             saved, fx("compute.outputs.pt")});
+        QCOMPARE(check.exitCode, 0);
+        QCOMPARE(check.out, std::string("(8, 5) True\n"));
+    }
+
+    void runErrors_data() {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("messagePart");
+        QTest::newRow("raises") << QStringList{QStringLiteral("run"), fx("raises.pt"),
+                                               QStringLiteral("--input"), QStringLiteral("ones:2")}
+                                << QStringLiteral("the model refuses this input");
+        QTest::newRow("input count")
+            << QStringList{QStringLiteral("run"), fx("mycell_traced.pt"), QStringLiteral("--input"),
+                           QStringLiteral("ones:3x4")}
+            << QStringLiteral("takes 2");
+        QTest::newRow("no method")
+            << QStringList{QStringLiteral("run"), fx("rich.pt"), QStringLiteral("--method"),
+                           QStringLiteral("predict")}
+            << QStringLiteral("no method 'predict'");
+        QTest::newRow("missing inputs file")
+            << QStringList{QStringLiteral("run"), fx("rich.pt"), QStringLiteral("--inputs"),
+                           fx("none.pt")}
+            << QStringLiteral("cannot open");
+        QTest::newRow("missing op library")
+            << QStringList{QStringLiteral("tree"), fx("rich.pt"), QStringLiteral("--op-library"),
+                           fx("libnope.so")}
+            << QStringLiteral("cannot load the operator library");
+    }
+
+    void runErrors() {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, messagePart);
+        const auto r = cli(arguments);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.find(messagePart.toStdString()) != std::string::npos, r.err.c_str());
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+    }
+
+    void cudaIsExplained() {
+        const auto devices = cli({QStringLiteral("devices"), QStringLiteral("--json")});
+        QCOMPARE(devices.exitCode, 0);
+        const auto json = nlohmann::json::parse(devices.out)["devices"];
+        QCOMPARE(json[0]["id"].get<std::string>(), std::string("cpu"));
+        if (!json[1]["available"].get<bool>()) {
+            const auto r = cli({QStringLiteral("run"), fx("decision_gate.pt"),
+                                QStringLiteral("--input"), QStringLiteral("ones:3x4"),
+                                QStringLiteral("--device"), QStringLiteral("cuda")});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.find(json[1]["reason"].get<std::string>()) != std::string::npos,
+                     r.err.c_str());
+        }
+    }
+
+    void warpEqualsOpenCv_data() {
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("json, linear")
+            << QStringList{QStringLiteral("--matrix"), fx("homography.expected.json")}
+            << QStringLiteral("warp_expected_linear.png");
+        QTest::newRow("npy") << QStringList{QStringLiteral("--matrix"), fx("homography_f64.npy")}
+                             << QStringLiteral("warp_expected_linear.png");
+        QTest::newRow("xml") << QStringList{QStringLiteral("--matrix"), fx("homography.xml")}
+                             << QStringLiteral("warp_expected_linear.png");
+        QTest::newRow("yml by node")
+            << QStringList{QStringLiteral("--matrix"), fx("homography.yml"),
+                           QStringLiteral("--matrix-node"), QStringLiteral("warp")}
+            << QStringLiteral("warp_expected_linear.png");
+        QTest::newRow("cubic replicate 200x100")
+            << QStringList{QStringLiteral("--matrix"), fx("homography.xml"),
+                           QStringLiteral("--interp"), QStringLiteral("cubic"),
+                           QStringLiteral("--border"), QStringLiteral("replicate"),
+                           QStringLiteral("--size"),   QStringLiteral("200x100")}
+            << QStringLiteral("warp_expected_cubic_replicate_200x100.png");
+        QTest::newRow("inverse nearest")
+            << QStringList{QStringLiteral("--matrix"), fx("homography.xml"),
+                           QStringLiteral("--inverse"), QStringLiteral("--interp"),
+                           QStringLiteral("nearest")}
+            << QStringLiteral("warp_expected_inverse_nearest.png");
+        QTest::newRow("corners") << QStringList{QStringLiteral("--corners"),
+                                                QString::fromStdString(
+                                                    readText(fixture("warp_corners.txt")))}
+                                 << QStringLiteral("warp_expected_corners.png");
+    }
+
+    void warpEqualsOpenCv() {
+        QFETCH(QStringList, options);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString output = dir.path() + QStringLiteral("/warped.png");
+        const auto r = cli(QStringList{QStringLiteral("warp"), fx("warp_source.png"),
+                                       QStringLiteral("-o"), output} +
+                           options);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QCOMPARE(maxPixelDifference(output.toStdString(), fixture(expected.toStdString())), 0.0);
+    }
+
+    void warpErrors_data() {
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<QString>("messagePart");
+        QTest::newRow("missing image")
+            << QStringList{fx("nope.png"), QStringLiteral("--matrix"), fx("homography.xml")}
+            << QStringLiteral("cannot read the image");
+        QTest::newRow("not a matrix")
+            << QStringList{fx("warp_source.png"), QStringLiteral("--matrix"), fx("text.pt")}
+            << QStringLiteral("not valid JSON");
+        QTest::newRow("self-intersecting corners")
+            << QStringList{fx("warp_source.png"), QStringLiteral("--corners"),
+                           QStringLiteral("0,0,100,100,100,0,0,100")}
+            << QStringLiteral("self-intersecting");
+        QTest::newRow("bad interpolation")
+            << QStringList{fx("warp_source.png"), QStringLiteral("--matrix"), fx("homography.xml"),
+                           QStringLiteral("--interp"), QStringLiteral("smooth")}
+            << QStringLiteral("unknown interpolation 'smooth'");
+    }
+
+    void warpErrors() {
+        QFETCH(QStringList, options);
+        QFETCH(QString, messagePart);
+        QTemporaryDir dir;
+        const auto r = cli(QStringList{QStringLiteral("warp"), QStringLiteral("-o"),
+                                       dir.path() + QStringLiteral("/o.png")} +
+                           options);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.find(messagePart.toStdString()) != std::string::npos, r.err.c_str());
+    }
+
+    void singularMatrixFile() {
+        QTemporaryDir dir;
+        const QString matrix = dir.path() + QStringLiteral("/singular.json");
+        QFile file(matrix);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("[[1, 2, 3], [2, 4, 6], [0, 0, 1]]");
+        file.close();
+        const auto r =
+            cli({QStringLiteral("warp"), fx("warp_source.png"), QStringLiteral("--matrix"), matrix,
+                 QStringLiteral("-o"), dir.path() + QStringLiteral("/o.png")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.find("singular") != std::string::npos, r.err.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,172 @@
+// Probing: every kind of file is recognized and named without executing anything, and the zip and
+// pickle readers survive damaged input.
+#include "test_support.h"
+
+#include <engine.h>
+#include <pickle_scan.h>
+#include <zip_reader.h>
+
+#include <QTemporaryDir>
+
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+
+Q_DECLARE_METATYPE(scriptscope::FileKind)
+
+class TestProbe : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void recognizesKinds_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<FileKind>("kind");
+        QTest::addColumn<QString>("summaryPart");
+        auto row = [](const char* file, FileKind kind, const char* part) {
+            QTest::newRow(file) << QString::fromLatin1(file) << kind << QString::fromLatin1(part);
+        };
+        row("mycell_traced.pt", FileKind::TorchScript, "TorchScript archive");
+        row("compute.pt", FileKind::TorchScript, "serialization version 3");
+        row("missing.pt", FileKind::Missing, "no such file");
+        row("", FileKind::Directory, "a directory");
+        row("empty.pt", FileKind::Empty, "empty file");
+        row("text.pt", FileKind::Text, "text file");
+        row("random.bin", FileKind::Unknown, "match no known model format");
+        row("plain.zip", FileKind::Zip, "not a PyTorch file");
+        row("two_folders.zip", FileKind::Zip, "not in one top folder");
+        row("state_dict.pt", FileKind::TorchSaveZip, "state_dict");
+        row("eager_model.pt", FileKind::TorchSaveZip, "pickled eager model");
+        row("tensor.pt", FileKind::TorchSaveZip, "a tensor saved with torch.save");
+        row("legacy.pt", FileKind::LegacyTorchSave, "legacy (pre-zip) torch.save");
+        row("model.onnx", FileKind::Onnx, "ONNX model");
+        row("mobile_flatbuffer.ptl", FileKind::MobileFlatbuffer, "flatbuffer mobile archive");
+        row("truncated.pt", FileKind::TruncatedZip, "truncated");
+        row("version_newer.pt", FileKind::TorchScript, "written by a newer PyTorch");
+        row("version_text.pt", FileKind::TorchScript, "not a number");
+        row("version_overflow.pt", FileKind::TorchScript, "not a number");
+        row("missing_op.pt", FileKind::TorchScript, "(1 not registered)");
+    }
+
+    void recognizesKinds() {
+        QFETCH(QString, file);
+        QFETCH(FileKind, kind);
+        QFETCH(QString, summaryPart);
+        const auto result = probeArchive(fixture(file.toStdString()));
+        QCOMPARE(toString(result.kind), toString(kind));
+        QVERIFY2(result.summary.find(summaryPart.toStdString()) != std::string::npos,
+                 result.summary.c_str());
+    }
+
+    void unreadableFile() {
+        if (::geteuid() == 0) {
+            // root reads any file: check the kind through a path that cannot be opened instead.
+            const auto result = probeArchive("/proc/self/mem");
+            QVERIFY(result.kind == FileKind::Empty || result.kind == FileKind::Unreadable ||
+                    result.kind == FileKind::Unknown);
+            return;
+        }
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/locked.pt";
+        std::ofstream(path) << "x";
+        QFile::setPermissions(QString::fromStdString(path), QFileDevice::Permissions());
+        QCOMPARE(toString(probeArchive(path).kind), toString(FileKind::Unreadable));
+    }
+
+    void torchScriptDetails() {
+        const auto result = probeArchive(fixture("extra_files.pt"));
+        QCOMPARE(result.kind, FileKind::TorchScript);
+        QCOMPARE(result.archiveName, std::string("extra_files"));
+        QCOMPARE(result.version, int64_t(3));
+        QVERIFY(result.maxSupportedVersion >= 3);
+        QCOMPARE(result.extraFiles.size(), size_t(2));
+        QCOMPARE(result.extraFiles.at("notes.txt"),
+                 std::string("Exported for the ScriptScope tests.\n"));
+        QVERIFY(result.extraFiles.at("meta.json").find("\"classes\"") != std::string::npos);
+        bool sawData = false;
+        for (const auto& record : result.records) {
+            sawData |= record.name == "extra_files/data.pkl" && record.size > 0;
+        }
+        QVERIFY(sawData);
+    }
+
+    void operatorsAndRegistration() {
+        const auto compute = probeArchive(fixture("compute.pt"));
+        std::map<std::string, bool> ops;
+        for (const auto& op : compute.operators) {
+            ops[op.name] = op.registered;
+        }
+        QVERIFY(ops.count("my_ops::warp_perspective") && ops["my_ops::warp_perspective"]);
+        QVERIFY(ops.count("aten::eye") && ops["aten::eye"]);
+        const auto missing = probeArchive(fixture("missing_op.pt"));
+        bool found = false;
+        for (const auto& op : missing.operators) {
+            if (op.name == "scriptscope_missing::negate") {
+                found = true;
+                QVERIFY(!op.registered);
+            } else {
+                QVERIFY2(op.registered, op.name.c_str());
+            }
+        }
+        QVERIFY(found);
+        QVERIFY(isOperatorRegistered("aten::conv2d"));
+        QVERIFY(!isOperatorRegistered("aten::neg_from_the_future"));
+        QVERIFY(!isOperatorRegistered("no_namespace"));
+    }
+
+    void pickleGlobalsOfStateDict() {
+        const auto result = probeArchive(fixture("state_dict.pt"));
+        QVERIFY(!result.pickleGlobals.empty());
+        QCOMPARE(result.pickleGlobals.front(), std::string("collections.OrderedDict"));
+    }
+
+    void zipBombIsNotInflated() {
+        // The 64 MiB extra record is listed, not read.
+        const auto result = probeArchive(fixture("zip_bomb.pt"));
+        QCOMPARE(result.kind, FileKind::TorchScript);
+        QVERIFY(result.extraFiles.at("bomb.bin").find("not shown") != std::string::npos);
+    }
+
+    void damagedZipsNeverCrash() {
+        // Random changes to a good archive: every variant gives a result or an error, never a
+        // crash.
+        const std::string original = scriptscope::test::readText(fixture("mycell_scripted.pt"));
+        QTemporaryDir dir;
+        std::mt19937 random(1234);
+        for (int variant = 0; variant < 300; ++variant) {
+            std::string bytes = original;
+            const int changes = 1 + static_cast<int>(random() % 8);
+            for (int i = 0; i < changes; ++i) {
+                bytes[random() % bytes.size()] = static_cast<char>(random() & 0xFF);
+            }
+            if (variant % 10 == 0) {
+                bytes.resize(random() % bytes.size());
+            }
+            const std::string path = dir.path().toStdString() + "/variant.pt";
+            std::ofstream(path, std::ios::binary | std::ios::trunc)
+                .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            const auto result = probeArchive(path);
+            QVERIFY(!result.summary.empty());
+        }
+    }
+
+    void pickleScanner() {
+        // protocol 2: GLOBAL 'collections OrderedDict', EMPTY_TUPLE, REDUCE, STOP
+        const std::string pickle("\x80\x02"
+                                 "ccollections\nOrderedDict\n)R.");
+        const auto scan = scanPickle(pickle);
+        QVERIFY(scan.complete);
+        QCOMPARE(scan.globals, std::vector<std::string>{"collections.OrderedDict"});
+        // protocol 4: SHORT_BINUNICODE x2, STACK_GLOBAL
+        const std::string stackGlobal("\x80\x04\x8c\x08__main__\x8c\x03Net\x93.", 18);
+        QCOMPARE(scanPickle(stackGlobal).globals, std::vector<std::string>{"__main__.Net"});
+        QVERIFY(!scanPickle(std::string("\x80\x02\x8c\xff", 4)).complete);
+        QVERIFY(!scanPickle(std::string("\xff\xfe", 2)).error.empty());
+        QVERIFY(!scanPickle("").complete);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProbe)
+#include "test_probe.moc"
