@@ -34,7 +34,9 @@ private Q_SLOTS:
         const std::string base = name.toStdString();
         const auto expected = nlohmann::json::parse(readText(fixture(base + ".expected.json")));
         Session session;
-        const auto model = session.load(fixture(base + ".pt"));
+        LoadOptions options;
+        options.includeInlinedGraph = true;
+        const auto model = session.load(fixture(base + ".pt"), options);
         QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
         QCOMPARE(model->modules.size(), expected["modules"].size());
         size_t index = 0;
@@ -71,6 +73,14 @@ private Q_SLOTS:
         }
         QCOMPARE(model->inlinedForwardGraph, expected["inlined"].get<std::string>());
         QCOMPARE(session.graph("", "forward", true).value(), model->inlinedForwardGraph);
+    }
+
+    void inlinedGraphOnlyWhenAsked() {
+        Session session;
+        const auto model = session.load(fixture("wrap_rnn.pt"));
+        QVERIFY(model.ok());
+        QVERIFY(model->inlinedForwardGraph.empty());
+        QVERIFY(session.graph("", "forward", true).value().find("prim::Loop") != std::string::npos);
     }
 
     void totals() {

@@ -297,6 +297,20 @@ private Q_SLOTS:
         QCOMPARE(session.run(request).error().kind, ErrorKind::File);
     }
 
+    void matrixInput() {
+        // The demo-style model: a 3x3 warp argument from a matrix file.
+        Session session;
+        QVERIFY(session.load(fixture("rectifier.pt")).ok());
+        RunRequest request;
+        request.inputs.push_back(parseInputSpec("random:1x3x32x40").value());
+        request.inputs.push_back(
+            parseInputSpec("matrix:" + fixture("homography.yml") + "#warp").value());
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        QCOMPARE(result->output.shape, (std::vector<int64_t>{1, 4, 32, 40}));
+        QCOMPARE(result->inputDescriptions[1], "matrix " + fixture("homography.yml") + "#warp");
+    }
+
     void inputSpecs_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<bool>("valid");
@@ -317,6 +331,8 @@ private Q_SLOTS:
         QTest::newRow("image") << QStringLiteral("image:a.png,size=224x224,preset=imagenet") << true
                                << QStringLiteral("image a.png");
         QTest::newRow("file") << QStringLiteral("file:x.pt") << true << QStringLiteral("file x.pt");
+        QTest::newRow("matrix") << QStringLiteral("matrix:h.yml#warp") << true
+                                << QStringLiteral("matrix h.yml#warp");
         QTest::newRow("bad shape") << QStringLiteral("random:1xx3") << false << QString();
         QTest::newRow("bad dtype") << QStringLiteral("zeros:2:complex") << false << QString();
         QTest::newRow("bad image option")

@@ -51,6 +51,7 @@ Commands:
                                  [,batch=0|1][,dtype=float32][,scale=1/255][,mean=a/b/c]
                                  [,std=a/b/c][,gray=1][,preset=imagenet]
                             file:x.pt (a value written by torch.save)
+                            matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
                             3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
                           --inputs FILE: every argument from one torch.save file (a tensor, or
                           a tuple/list with one value per argument). --device: cpu, cuda,

@@ -28,6 +28,9 @@ std::vector<DeviceInfo> listDevices();
 struct LoadOptions {
     std::string device = "cpu"; // where parameters are mapped while loading
     bool includeCode = true;    // .code and graph text for every method
+    // Python's str(model.inlined_graph) in ModelInfo. Off by default: inlining a whole network
+    // costs about half a load (ResNet-18), and Session::graph(..., true) gives it on request.
+    bool includeInlinedGraph = false;
 };
 
 // Owns one loaded model. Not thread-safe: one session per thread (or process).

@@ -209,6 +209,16 @@ Expected<InputSpec> parseInputSpec(const std::string& text) {
         spec.path = rest;
         return spec;
     }
+    if (colon != std::string::npos && head == "matrix") {
+        if (rest.empty()) {
+            return inputError("matrix: needs a matrix file (.json, .npy, .xml, .yml)");
+        }
+        spec.kind = InputSpec::Kind::Matrix;
+        const auto hash = rest.rfind('#');
+        spec.path = rest.substr(0, hash);
+        spec.node = hash == std::string::npos ? std::string() : rest.substr(hash + 1);
+        return spec;
+    }
     if (colon != std::string::npos && head == "str") {
         spec.kind = InputSpec::Kind::String;
         spec.stringValue = rest;
@@ -249,10 +259,11 @@ Expected<InputSpec> parseInputSpec(const std::string& text) {
         spec.kind = InputSpec::Kind::Float;
         return spec;
     }
-    return inputError("'" + text +
-                      "' is not an input spec. Use random:SHAPE[:DTYPE], zeros:SHAPE[:DTYPE], "
-                      "ones:SHAPE[:DTYPE], image:PATH[,options], file:PATH, a number, true, false, "
-                      "none, str:TEXT, ints:1,2 or floats:0.5,1");
+    return inputError(
+        "'" + text +
+        "' is not an input spec. Use random:SHAPE[:DTYPE], zeros:SHAPE[:DTYPE], "
+        "ones:SHAPE[:DTYPE], image:PATH[,options], file:PATH, matrix:PATH, a number, true, false, "
+        "none, str:TEXT, ints:1,2 or floats:0.5,1");
 }
 
 std::string InputSpec::describe() const {
@@ -274,6 +285,8 @@ std::string InputSpec::describe() const {
         return "image " + path;
     case Kind::File:
         return "file " + path;
+    case Kind::Matrix:
+        return "matrix " + path + (node.empty() ? "" : "#" + node);
     case Kind::Int:
         return "int " + std::to_string(intValue);
     case Kind::Float: {

@@ -102,7 +102,9 @@ struct ModelInfo {
     std::string path;
     ProbeResult probe;
     std::vector<ModuleInfo> modules; // pre-order; modules[0] is the root
-    std::string inlinedForwardGraph; // Python's str(model.inlined_graph); empty without forward
+    // Python's str(model.inlined_graph), with LoadOptions::includeInlinedGraph; empty otherwise and
+    // for models without forward.
+    std::string inlinedForwardGraph;
     uint64_t parameterCount = 0;
     uint64_t parameterBytes = 0;
     uint64_t bufferBytes = 0;

@@ -28,7 +28,8 @@ struct InputSpec {
         Zeros,
         Ones,
         Image,
-        File, // a value written by Python's torch.save
+        File,   // a value written by Python's torch.save
+        Matrix, // a 3x3 float32 homography from a matrix file (JSON, .npy, OpenCV XML/YAML)
         Int,
         Float,
         Bool,
@@ -41,6 +42,7 @@ struct InputSpec {
     std::vector<int64_t> shape;
     std::string dtype = "float32";
     std::string path;
+    std::string node; // for Matrix: the FileStorage node, empty for the first 3x3 matrix
     ImagePreprocess image;
     int64_t intValue = 0;
     double floatValue = 0;

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <dlfcn.h>
 #include <fstream>
+#include <unordered_map>
 
 namespace scriptscope {
 
@@ -137,7 +138,15 @@ std::string inlinedGraph(const torch::jit::Method& method) {
     return graph->toString();
 }
 
-ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module, bool includeCode) {
+// Modules of the same type share their methods' Functions, so their code and graph text are the
+// same: print each Function once (ResNet-18 has 60 modules but a dozen types).
+struct MethodText {
+    std::string schema, code, graph;
+};
+using MethodTextCache = std::unordered_map<const torch::jit::Function*, MethodText>;
+
+ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module, bool includeCode,
+                      MethodTextCache& cache) {
     ModuleInfo info;
     info.path = path;
     const auto dot = path.rfind('.');
@@ -166,16 +175,18 @@ ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module,
                                    detail::previewValue(object->getSlot(slot))});
     }
     for (const auto& method : module.get_methods()) {
-        MethodInfo m;
-        m.name = method.name();
-        std::ostringstream schema;
-        schema << method.function().getSchema();
-        m.schema = schema.str();
-        if (includeCode) {
-            m.code = methodCode(method);
-            m.graph = method.graph()->toString();
+        auto [text, added] = cache.try_emplace(&method.function());
+        if (added) {
+            std::ostringstream schema;
+            schema << method.function().getSchema();
+            text->second.schema = schema.str();
+            if (includeCode) {
+                text->second.code = methodCode(method);
+                text->second.graph = method.graph()->toString();
+            }
         }
-        info.methods.push_back(std::move(m));
+        info.methods.push_back(
+            {method.name(), text->second.schema, text->second.code, text->second.graph});
     }
     for (const auto& child : module.named_children()) {
         info.children.push_back(path.empty() ? child.name : path + "." + child.name);
@@ -364,8 +375,9 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
         torch::jit::ExtraFilesMap extra;
         auto module = torch::jit::load(path, *device, extra);
         info.loadMilliseconds = elapsedMs(start);
+        MethodTextCache cache;
         for (const auto& entry : module.named_modules()) {
-            info.modules.push_back(moduleInfo(entry.name, entry.value, options.includeCode));
+            info.modules.push_back(moduleInfo(entry.name, entry.value, options.includeCode, cache));
         }
         // Totals, bottom-up: named_modules() is pre-order, so children follow their parent.
         for (auto it = info.modules.rbegin(); it != info.modules.rend(); ++it) {
@@ -387,7 +399,7 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
                 }
             }
         }
-        if (options.includeCode) {
+        if (options.includeInlinedGraph) {
             if (auto forward = module.find_method("forward")) {
                 info.inlinedForwardGraph = inlinedGraph(*forward);
             }

@@ -224,6 +224,16 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
         }
         case InputSpec::Kind::File:
             return loadValueFile(spec.path);
+        case InputSpec::Kind::Matrix: {
+            auto matrix = readMatrixFile(spec.path, spec.node);
+            if (!matrix) {
+                return matrix.error();
+            }
+            return c10::IValue(
+                torch::tensor(std::vector<double>(matrix->begin(), matrix->end()), torch::kFloat64)
+                    .reshape({3, 3})
+                    .to(torch::kFloat32));
+        }
         case InputSpec::Kind::Int:
             return c10::IValue(spec.intValue);
         case InputSpec::Kind::Float:

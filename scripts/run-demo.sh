@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up (see setup.sh), builds, and shows the bundled demo: a model that rectifies a photographed
+# page with my_ops::warp_perspective and classifies it. The GUI is not built yet; this runs the CLI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh scriptscope-cli
+cli=build/bin/scriptscope-cli
+model=resources/demo_model.pt
+set -x
+"$cli" info "$model"
+"$cli" tree "$model"
+"$cli" code "$model"
+"$cli" run "$model" --input image:resources/demo.png --input matrix:resources/demo_warp.npy --warmup 3 --iters 20
+"$cli" warp resources/demo.png --matrix resources/demo_warp.npy --size 200x280 -o build/demo_page.png
