@@ -361,6 +361,25 @@ private Q_SLOTS:
         QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
     }
 
+    void operatorLibraryOption() {
+        const QString library =
+            QString::fromStdString(readText(fixture("torchvision_library.txt")));
+        const auto without = cli({QStringLiteral("tree"), fx("torchvision_nms.pt")});
+        QCOMPARE(without.exitCode, 1);
+        QVERIFY2(without.err.find("torchvision::nms") != std::string::npos, without.err.c_str());
+        QVERIFY(without.err.find(library.toStdString()) != std::string::npos);
+        const auto with = cli({QStringLiteral("run"), fx("torchvision_nms.pt"),
+                               QStringLiteral("--inputs"), fx("torchvision_nms.inputs.pt"),
+                               QStringLiteral("--op-library"), library, QStringLiteral("--json")});
+        QVERIFY2(with.exitCode == 0, with.err.c_str());
+        QVERIFY(nlohmann::json::parse(with.out)["output"]["preview"] ==
+                nlohmann::json::parse("[0.0, 2.0]"));
+        const auto info = cli({QStringLiteral("info"), fx("torchvision_nms.pt"),
+                               QStringLiteral("--op-library"), library});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY(info.out.find("torchvision::nms") != std::string::npos);
+    }
+
     void cudaIsExplained() {
         const auto devices = cli({QStringLiteral("devices"), QStringLiteral("--json")});
         QCOMPARE(devices.exitCode, 0);

@@ -208,6 +208,18 @@ private Q_SLOTS:
         QVERIFY(model.error().message.find("--op-library") != std::string::npos);
     }
 
+    void missingTorchvisionOperatorSaysWhereItIs() {
+        Session session;
+        const auto model = session.load(fixture("torchvision_nms.pt"));
+        QVERIFY(!model.ok());
+        QCOMPARE(model.error().kind, ErrorKind::MissingOperator);
+        QCOMPARE(model.error().operatorName, std::string("torchvision::nms"));
+        // The library is installed here (python3-torchvision): the message gives its path.
+        QVERIFY2(model.error().message.find(readText(fixture("torchvision_library.txt"))) !=
+                     std::string::npos,
+                 model.error().message.c_str());
+    }
+
     void operatorLibraryErrors() {
         Session session;
         const auto error = session.loadOperatorLibrary(fixture("no-such-library.so"));

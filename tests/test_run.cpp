@@ -311,6 +311,24 @@ private Q_SLOTS:
         QCOMPARE(result->inputDescriptions[1], "matrix " + fixture("homography.yml") + "#warp");
     }
 
+    void torchvisionOperatorsFromTheirLibrary() {
+        // Registers torchvision's operators in this process; keep this the last test using a
+        // Session.
+        Session session;
+        QVERIFY(!session.loadOperatorLibrary(
+            scriptscope::test::readText(fixture("torchvision_library.txt"))));
+        QVERIFY(session.load(fixture("torchvision_nms.pt")).ok());
+        QTemporaryDir dir;
+        RunRequest request;
+        request.inputsFile = fixture("torchvision_nms.inputs.pt");
+        request.saveOutputsPath = dir.path().toStdString() + "/out.pt";
+        QVERIFY(session.run(request).ok());
+        std::string why;
+        QVERIFY2(sameValue(loadValue(request.saveOutputsPath),
+                           loadValue(fixture("torchvision_nms.outputs.pt")), why),
+                 why.c_str());
+    }
+
     void inputSpecs_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<bool>("valid");

@@ -245,19 +245,6 @@ Options parseArguments(const std::vector<std::string>& args) {
     return o;
 }
 
-std::string humanBytes(uint64_t bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
-    int unit = 0;
-    while (value >= 1024.0 && unit < 4) {
-        value /= 1024.0;
-        ++unit;
-    }
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(unit == 0 ? 0 : 1) << value << " " << units[unit];
-    return s.str();
-}
-
 std::string shapeText(const std::vector<int64_t>& shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) {
@@ -281,7 +268,7 @@ int fail(const Options& o, const Error& error) {
                                     : firstLine(error.message);
     std::cerr << "scriptscope-cli: " << message;
     if (error.kind == ErrorKind::OutOfMemory && o.supervised) {
-        std::cerr << " (memory limit " << humanBytes(o.memoryLimit)
+        std::cerr << " (memory limit " << formatBytes(o.memoryLimit)
                   << "; --memory-limit MB changes it)";
     }
     std::cerr << "\n";
@@ -380,7 +367,7 @@ int commandInfo(const Options& o) {
         }
         std::cout << j.dump(2) << "\n";
     } else {
-        std::cout << "File        " << p.path << " (" << humanBytes(p.fileSize) << ")\n"
+        std::cout << "File        " << p.path << " (" << formatBytes(p.fileSize) << ")\n"
                   << "Kind        " << toString(p.kind) << "\n"
                   << "Summary     " << p.summary << "\n";
         if (p.kind == FileKind::TorchScript) {
@@ -480,7 +467,7 @@ int commandTree(const Options& o) {
         const auto depth = m.path.empty() ? 0 : std::count(m.path.begin(), m.path.end(), '.') + 1;
         const std::string indent(static_cast<size_t>(depth) * 2, ' ');
         std::cout << indent << (m.path.empty() ? "(root)" : m.name) << "  " << m.type << "  "
-                  << m.totalParameterCount << " parameters, " << humanBytes(m.totalBytes) << "\n";
+                  << m.totalParameterCount << " parameters, " << formatBytes(m.totalBytes) << "\n";
         for (const auto& t : m.parameters) {
             std::cout << indent << "    param  " << t.name << " " << shapeText(t.shape) << " "
                       << t.dtype << "\n";
@@ -498,8 +485,8 @@ int commandTree(const Options& o) {
         }
     }
     std::cout << "Total: " << model->parameterCount << " parameters ("
-              << humanBytes(model->parameterBytes) << "), buffers "
-              << humanBytes(model->bufferBytes) << ", " << model->methodCount << " methods\n";
+              << formatBytes(model->parameterBytes) << "), buffers "
+              << formatBytes(model->bufferBytes) << ", " << model->methodCount << " methods\n";
     return kExitOk;
 }
 
@@ -634,7 +621,7 @@ int commandDevices(const Options& o) {
     for (const auto& d : devices) {
         std::cout << std::left << std::setw(8) << d.id << std::right << d.name;
         if (d.memoryBytes) {
-            std::cout << ", " << humanBytes(d.memoryBytes);
+            std::cout << ", " << formatBytes(d.memoryBytes);
         }
         if (!d.available) {
             std::cout << ": unavailable, " << d.reason;
@@ -694,12 +681,17 @@ int supervise(const Options& o, const std::vector<std::string>& args) {
     case ChildOutcome::Kind::Exited:
         if (outcome.exitCode == 127) {
             std::cerr << "scriptscope-cli: the worker process for " << what
-                      << " could not start (memory limit " << humanBytes(o.memoryLimit)
+                      << " could not start (memory limit " << formatBytes(o.memoryLimit)
                       << " too low?)\n";
             return kExitCrashed;
         }
         return outcome.exitCode;
     case ChildOutcome::Kind::Signaled:
+        if (outcome.signal == SIGPIPE) {
+            // The reader of our output went away (`| head`): end the same way, quietly.
+            std::signal(SIGPIPE, SIG_DFL);
+            std::raise(SIGPIPE);
+        }
         std::cerr << "scriptscope-cli: " << what << " crashed the worker process with "
                   << describeSignal(outcome.signal)
                   << (outcome.signal == SIGKILL

@@ -23,6 +23,9 @@ ProbeResult probeArchive(const std::string& path);
 bool isOperatorRegistered(const std::string& qualifiedName);
 
 std::string libtorchVersion();
+
+// "3.4 KiB": sizes as people read them.
+std::string formatBytes(uint64_t bytes);
 std::vector<DeviceInfo> listDevices();
 
 struct LoadOptions {

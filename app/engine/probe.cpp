@@ -29,19 +29,6 @@ bool endsWith(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string humanBytes(uint64_t bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
-    int unit = 0;
-    while (value >= 1024.0 && unit < 4) {
-        value /= 1024.0;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-    return text;
-}
-
 // Valid UTF-8 (a sequence cut off by the end of `head` is fine) without control characters other
 // than whitespace.
 bool looksLikeText(const std::string& head) {
@@ -239,7 +226,7 @@ void probeZip(ProbeResult& result) {
         if (startsWith(record.name, prefix + "extra/") && record.name.size() > prefix.size() + 6) {
             const auto content = zip.read(record, kMaxExtraFileBytes);
             result.extraFiles[record.name.substr(prefix.size() + 6)] =
-                content ? *content : "(" + humanBytes(record.size) + ", not shown)";
+                content ? *content : "(" + formatBytes(record.size) + ", not shown)";
         }
     }
 

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <dlfcn.h>
 #include <fstream>
+#include <glob.h>
 #include <unordered_map>
 
 namespace scriptscope {
@@ -91,6 +92,21 @@ Expected<torch::Device> parseDevice(const std::string& text) {
                      {}};
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+// Where the library for a namespace people commonly need is installed on this machine, as advice.
+std::string operatorLibraryHint(const std::string& operatorName) {
+    if (operatorName.rfind("torchvision::", 0) != 0) {
+        return {};
+    }
+    glob_t found{};
+    std::string hint = " (torchvision's operators are in torchvision's _C library";
+    if (::glob("/usr/lib/python3/dist-packages/torchvision/_C*.so", 0, nullptr, &found) == 0 &&
+        found.gl_pathc > 0) {
+        hint += ", here " + std::string(found.gl_pathv[0]);
+    }
+    ::globfree(&found);
+    return hint + ")";
 }
 
 std::string cudaDeviceName(int64_t index, uint64_t* memory) {
@@ -307,6 +323,9 @@ const ModuleInfo* ModelInfo::findModule(const std::string& modulePath) const {
 }
 
 struct Session::Impl {
+    Expected<torch::jit::Method> method(const std::string& modulePath,
+                                        const std::string& name) const;
+
     std::optional<torch::jit::Module> module;
     torch::Device device{torch::kCPU};
     std::string path;
@@ -419,12 +438,7 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
             e.message = "'" + path + "' calls the operator " + e.operatorName +
                         ", which is not registered. Load the library that defines it with "
                         "--op-library PATH" +
-                        (e.operatorName.rfind("torchvision::", 0) == 0
-                             ? std::string(" (torchvision's operators are in torchvision's _C "
-                                           "library, e.g. /usr/lib/python3/dist-packages/"
-                                           "torchvision/_C.cpython-311-x86_64-linux-gnu.so)")
-                             : std::string()) +
-                        ".";
+                        operatorLibraryHint(e.operatorName) + ".";
         } else {
             e.message = "cannot load '" + path + "': " + e.message;
         }
@@ -433,16 +447,21 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
     return info;
 }
 
-Expected<std::string> Session::code(const std::string& modulePath,
-                                    const std::string& method) const {
-    if (!impl_->module) {
+Expected<torch::jit::Method> Session::Impl::method(const std::string& modulePath,
+                                                   const std::string& name) const {
+    if (!module) {
         return Error{ErrorKind::Internal, "no model is loaded"};
     }
-    auto module = findModule(*impl_->module, modulePath);
-    if (!module) {
-        return module.error();
+    auto owner = findModule(*module, modulePath);
+    if (!owner) {
+        return owner.error();
     }
-    auto found = findMethod(*module, modulePath, method);
+    return findMethod(*owner, modulePath, name);
+}
+
+Expected<std::string> Session::code(const std::string& modulePath,
+                                    const std::string& method) const {
+    auto found = impl_->method(modulePath, method);
     if (!found) {
         return found.error();
     }
@@ -451,14 +470,7 @@ Expected<std::string> Session::code(const std::string& modulePath,
 
 Expected<std::string> Session::graph(const std::string& modulePath, const std::string& method,
                                      bool inlined) const {
-    if (!impl_->module) {
-        return Error{ErrorKind::Internal, "no model is loaded"};
-    }
-    auto module = findModule(*impl_->module, modulePath);
-    if (!module) {
-        return module.error();
-    }
-    auto found = findMethod(*module, modulePath, method);
+    auto found = impl_->method(modulePath, method);
     if (!found) {
         return found.error();
     }

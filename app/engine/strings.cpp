@@ -1,4 +1,6 @@
-#include "error.h"
+#include "engine.h"
+
+#include <cstdio>
 
 namespace scriptscope {
 
@@ -28,6 +30,19 @@ const char* toString(ErrorKind kind) {
         return "internal";
     }
     return "internal";
+}
+
+std::string formatBytes(uint64_t bytes) {
+    const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return text;
 }
 
 } // namespace scriptscope
