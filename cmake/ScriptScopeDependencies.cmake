@@ -17,6 +17,18 @@ scriptscope_require(Torch_FOUND "LibTorch" "libtorch-dev"
 if(NOT TARGET torch)
     message(FATAL_ERROR "LibTorch was found but defines no 'torch' target (Torch_DIR=${Torch_DIR}).")
 endif()
+# Debian's OpenCV and Qt use the C++11 string ABI; LibTorch 2.x downloads also come in the old one.
+if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+    message(FATAL_ERROR "This LibTorch uses the pre-C++11 ABI (${TORCH_CXX_FLAGS}), which cannot link "
+        "with Debian's OpenCV and Qt. Download the 'cxx11 ABI' LibTorch instead.")
+endif()
+# CUDA device names and memory need LibTorch's CUDA library, not only its headers.
+if(TARGET torch_cuda OR CAFFE2_USE_CUDA)
+    set(SCRIPTSCOPE_LIBTORCH_HAS_CUDA ON)
+else()
+    set(SCRIPTSCOPE_LIBTORCH_HAS_CUDA OFF)
+endif()
+message(STATUS "LibTorch CUDA support: ${SCRIPTSCOPE_LIBTORCH_HAS_CUDA}")
 # Official LibTorch packages put their ABI flag in TORCH_CXX_FLAGS rather than on the target.
 if(TORCH_CXX_FLAGS)
     separate_arguments(_scriptscope_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
@@ -36,9 +48,13 @@ scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
 
 find_package(Threads REQUIRED)
 
+# Qt: Core and Network for the worker and its protocol (the GUI adds Widgets), Test for the tests.
+find_package(Qt6 QUIET COMPONENTS Core Network)
+scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network)" "qt6-base-dev" "")
+
 if(SCRIPTSCOPE_BUILD_TESTS)
-    find_package(Qt6 QUIET COMPONENTS Core Test)
-    scriptscope_require(Qt6_FOUND "Qt 6 (Core, Test) for the tests" "qt6-base-dev"
+    find_package(Qt6 QUIET COMPONENTS Test)
+    scriptscope_require(Qt6Test_FOUND "Qt 6 Test for the tests" "qt6-base-dev"
         "Or configure with -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
 
     # Fixtures and reference outputs are made by PyTorch itself. Debian's python3-torch lives

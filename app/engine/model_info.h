@@ -112,7 +112,14 @@ struct ModelInfo {
     std::string torchVersion; // of the LibTorch that loaded it
     double loadMilliseconds = 0;
 
-    const ModuleInfo* findModule(const std::string& path) const;
+    const ModuleInfo* findModule(const std::string& modulePath) const {
+        for (const auto& module : modules) {
+            if (module.path == modulePath) {
+                return &module;
+            }
+        }
+        return nullptr;
+    }
 };
 
 } // namespace scriptscope

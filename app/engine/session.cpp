@@ -14,9 +14,10 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
-#if __has_include(<ATen/cuda/CUDAContext.h>) && __has_include(<cuda_runtime_api.h>)
+// Set by CMake when the LibTorch found was built with CUDA (CPU builds install these headers too,
+// without the library behind them).
+#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
 #include <ATen/cuda/CUDAContext.h>
-#define SCRIPTSCOPE_HAVE_CUDA_HEADERS 1
 #endif
 
 #include <chrono>
@@ -110,8 +111,8 @@ std::string operatorLibraryHint(const std::string& operatorName) {
 }
 
 std::string cudaDeviceName(int64_t index, uint64_t* memory) {
-#ifdef SCRIPTSCOPE_HAVE_CUDA_HEADERS
-    const auto* properties = at::cuda::getDeviceProperties(index);
+#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
+    const auto* properties = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
     if (memory) {
         *memory = properties->totalGlobalMem;
     }
@@ -311,15 +312,6 @@ std::vector<DeviceInfo> listDevices() {
         devices.push_back(info);
     }
     return devices;
-}
-
-const ModuleInfo* ModelInfo::findModule(const std::string& modulePath) const {
-    for (const auto& module : modules) {
-        if (module.path == modulePath) {
-            return &module;
-        }
-    }
-    return nullptr;
 }
 
 struct Session::Impl {

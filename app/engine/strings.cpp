@@ -32,6 +32,38 @@ const char* toString(ErrorKind kind) {
     return "internal";
 }
 
+const char* toString(FileKind kind) {
+    switch (kind) {
+    case FileKind::Missing:
+        return "missing";
+    case FileKind::Directory:
+        return "directory";
+    case FileKind::Unreadable:
+        return "unreadable";
+    case FileKind::Empty:
+        return "empty";
+    case FileKind::TorchScript:
+        return "torchscript";
+    case FileKind::TorchSaveZip:
+        return "torch-save";
+    case FileKind::LegacyTorchSave:
+        return "legacy-torch-save";
+    case FileKind::MobileFlatbuffer:
+        return "mobile-flatbuffer";
+    case FileKind::Onnx:
+        return "onnx";
+    case FileKind::Zip:
+        return "zip";
+    case FileKind::TruncatedZip:
+        return "truncated-zip";
+    case FileKind::Text:
+        return "text";
+    case FileKind::Unknown:
+        return "unknown";
+    }
+    return "unknown";
+}
+
 std::string formatBytes(uint64_t bytes) {
     const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double value = static_cast<double>(bytes);

@@ -1,0 +1,537 @@
+#include "protocol.h"
+
+#include <QCborArray>
+#include <QCborStreamReader>
+#include <QCborValue>
+#include <QtEndian>
+
+namespace scriptscope::protocol {
+namespace {
+
+// Short keys keep frames small; these names are the protocol.
+QCborValue text(const std::string& s) {
+    return QString::fromStdString(s);
+}
+std::string text(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toString().toStdString();
+}
+qint64 integer(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toInteger();
+}
+double real(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toDouble();
+}
+bool boolean(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toBool();
+}
+QCborArray array(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toArray();
+}
+QCborMap submap(const QCborMap& map, const char* key) {
+    return map.value(QLatin1String(key)).toMap();
+}
+void put(QCborMap& map, const char* key, const QCborValue& value) {
+    map.insert(QLatin1String(key), value);
+}
+
+QCborArray numbers(const std::vector<int64_t>& values) {
+    QCborArray array;
+    for (const int64_t v : values) {
+        array.append(QCborValue(qint64(v)));
+    }
+    return array;
+}
+
+QCborArray numbers(const std::vector<double>& values) {
+    QCborArray array;
+    for (const double v : values) {
+        array.append(QCborValue(v));
+    }
+    return array;
+}
+
+std::vector<int64_t> int64s(const QCborArray& array) {
+    std::vector<int64_t> values;
+    for (const auto& v : array) {
+        values.push_back(v.toInteger());
+    }
+    return values;
+}
+
+std::vector<double> doubles(const QCborArray& array) {
+    std::vector<double> values;
+    for (const auto& v : array) {
+        values.push_back(v.toDouble());
+    }
+    return values;
+}
+
+QCborArray strings(const std::vector<std::string>& values) {
+    QCborArray array;
+    for (const auto& v : values) {
+        array.append(text(v));
+    }
+    return array;
+}
+
+std::vector<std::string> strings(const QCborArray& array) {
+    std::vector<std::string> values;
+    for (const auto& v : array) {
+        values.push_back(v.toString().toStdString());
+    }
+    return values;
+}
+
+QCborMap toCbor(const TensorInfo& t) {
+    QCborMap m;
+    put(m, "name", text(t.name));
+    put(m, "shape", numbers(t.shape));
+    put(m, "dtype", text(t.dtype));
+    put(m, "device", text(t.device));
+    put(m, "bytes", qint64(t.bytes));
+    put(m, "grad", t.requiresGrad);
+    return m;
+}
+
+TensorInfo tensorInfoFromCbor(const QCborMap& m) {
+    TensorInfo t;
+    t.name = text(m, "name");
+    t.shape = int64s(array(m, "shape"));
+    t.dtype = text(m, "dtype");
+    t.device = text(m, "device");
+    t.bytes = static_cast<uint64_t>(integer(m, "bytes"));
+    t.requiresGrad = boolean(m, "grad");
+    return t;
+}
+
+QCborArray tensorList(const std::vector<TensorInfo>& tensors) {
+    QCborArray array;
+    for (const auto& t : tensors) {
+        array.append(toCbor(t));
+    }
+    return array;
+}
+
+std::vector<TensorInfo> tensorList(const QCborArray& array) {
+    std::vector<TensorInfo> tensors;
+    for (const auto& v : array) {
+        tensors.push_back(tensorInfoFromCbor(v.toMap()));
+    }
+    return tensors;
+}
+
+QCborMap toCbor(const ModuleInfo& module) {
+    QCborMap m;
+    put(m, "path", text(module.path));
+    put(m, "name", text(module.name));
+    put(m, "type", text(module.type));
+    put(m, "parameters", tensorList(module.parameters));
+    put(m, "buffers", tensorList(module.buffers));
+    QCborArray attributes;
+    for (const auto& a : module.attributes) {
+        attributes.append(QCborArray{text(a.name), text(a.type), text(a.preview)});
+    }
+    put(m, "attributes", attributes);
+    QCborArray methods;
+    for (const auto& method : module.methods) {
+        methods.append(QCborArray{text(method.name), text(method.schema), text(method.code),
+                                  text(method.graph)});
+    }
+    put(m, "methods", methods);
+    put(m, "children", strings(module.children));
+    put(m, "parameterCount", qint64(module.parameterCount));
+    put(m, "parameterBytes", qint64(module.parameterBytes));
+    put(m, "totalParameterCount", qint64(module.totalParameterCount));
+    put(m, "totalBytes", qint64(module.totalBytes));
+    return m;
+}
+
+ModuleInfo moduleInfoFromCbor(const QCborMap& m) {
+    ModuleInfo module;
+    module.path = text(m, "path");
+    module.name = text(m, "name");
+    module.type = text(m, "type");
+    module.parameters = tensorList(array(m, "parameters"));
+    module.buffers = tensorList(array(m, "buffers"));
+    for (const auto& v : array(m, "attributes")) {
+        const auto a = v.toArray();
+        module.attributes.push_back({a.at(0).toString().toStdString(),
+                                     a.at(1).toString().toStdString(),
+                                     a.at(2).toString().toStdString()});
+    }
+    for (const auto& v : array(m, "methods")) {
+        const auto a = v.toArray();
+        module.methods.push_back(
+            {a.at(0).toString().toStdString(), a.at(1).toString().toStdString(),
+             a.at(2).toString().toStdString(), a.at(3).toString().toStdString()});
+    }
+    module.children = strings(array(m, "children"));
+    module.parameterCount = static_cast<uint64_t>(integer(m, "parameterCount"));
+    module.parameterBytes = static_cast<uint64_t>(integer(m, "parameterBytes"));
+    module.totalParameterCount = static_cast<uint64_t>(integer(m, "totalParameterCount"));
+    module.totalBytes = static_cast<uint64_t>(integer(m, "totalBytes"));
+    return module;
+}
+
+QCborMap toCbor(const InputSpec& spec) {
+    QCborMap m;
+    put(m, "kind", static_cast<int>(spec.kind));
+    put(m, "shape", numbers(spec.shape));
+    put(m, "dtype", text(spec.dtype));
+    put(m, "path", text(spec.path));
+    put(m, "node", text(spec.node));
+    const ImagePreprocess& p = spec.image;
+    QCborMap image;
+    put(image, "width", p.width);
+    put(image, "height", p.height);
+    put(image, "rgb", p.rgb);
+    put(image, "chw", p.channelsFirst);
+    put(image, "batch", p.batch);
+    put(image, "dtype", text(p.dtype));
+    put(image, "scale", p.scale);
+    put(image, "mean", numbers(p.mean));
+    put(image, "std", numbers(p.stddev));
+    put(image, "gray", p.grayscale);
+    put(m, "image", image);
+    put(m, "int", qint64(spec.intValue));
+    put(m, "float", spec.floatValue);
+    put(m, "bool", spec.boolValue);
+    put(m, "string", text(spec.stringValue));
+    put(m, "ints", numbers(spec.intList));
+    put(m, "floats", numbers(spec.floatList));
+    put(m, "seed", qint64(spec.seed));
+    return m;
+}
+
+InputSpec inputSpecFromCbor(const QCborMap& m) {
+    InputSpec spec;
+    spec.kind = static_cast<InputSpec::Kind>(integer(m, "kind"));
+    spec.shape = int64s(array(m, "shape"));
+    spec.dtype = text(m, "dtype");
+    spec.path = text(m, "path");
+    spec.node = text(m, "node");
+    const QCborMap image = submap(m, "image");
+    ImagePreprocess& p = spec.image;
+    p.width = static_cast<int>(integer(image, "width"));
+    p.height = static_cast<int>(integer(image, "height"));
+    p.rgb = boolean(image, "rgb");
+    p.channelsFirst = boolean(image, "chw");
+    p.batch = boolean(image, "batch");
+    p.dtype = text(image, "dtype");
+    p.scale = real(image, "scale");
+    p.mean = doubles(array(image, "mean"));
+    p.stddev = doubles(array(image, "std"));
+    p.grayscale = boolean(image, "gray");
+    spec.intValue = integer(m, "int");
+    spec.floatValue = real(m, "float");
+    spec.boolValue = boolean(m, "bool");
+    spec.stringValue = text(m, "string");
+    spec.intList = int64s(array(m, "ints"));
+    spec.floatList = doubles(array(m, "floats"));
+    spec.seed = static_cast<uint64_t>(integer(m, "seed"));
+    return spec;
+}
+
+QCborMap toCbor(const OutputValue& v) {
+    QCborMap m;
+    put(m, "kind", static_cast<int>(v.kind));
+    put(m, "key", text(v.key));
+    put(m, "shape", numbers(v.shape));
+    put(m, "dtype", text(v.dtype));
+    put(m, "device", text(v.device));
+    put(m, "stats", QCborArray{v.min, v.max, v.mean, v.stddev});
+    put(m, "counts", QCborArray{qint64(v.nanCount), qint64(v.infCount), qint64(v.numel)});
+    put(m, "preview", numbers(v.preview));
+    put(m, "text", text(v.text));
+    QCborArray children;
+    for (const auto& child : v.children) {
+        children.append(toCbor(child));
+    }
+    put(m, "children", children);
+    return m;
+}
+
+OutputValue outputFromCbor(const QCborMap& m, int depth = 0) {
+    OutputValue v;
+    v.kind = static_cast<OutputValue::Kind>(integer(m, "kind"));
+    v.key = text(m, "key");
+    v.shape = int64s(array(m, "shape"));
+    v.dtype = text(m, "dtype");
+    v.device = text(m, "device");
+    const auto stats = array(m, "stats");
+    v.min = stats.at(0).toDouble();
+    v.max = stats.at(1).toDouble();
+    v.mean = stats.at(2).toDouble();
+    v.stddev = stats.at(3).toDouble();
+    const auto counts = array(m, "counts");
+    v.nanCount = counts.at(0).toInteger();
+    v.infCount = counts.at(1).toInteger();
+    v.numel = counts.at(2).toInteger();
+    v.preview = doubles(array(m, "preview"));
+    v.text = text(m, "text");
+    if (depth < 64) { // a hostile message cannot recurse without bound
+        for (const auto& child : array(m, "children")) {
+            v.children.push_back(outputFromCbor(child.toMap(), depth + 1));
+        }
+    }
+    return v;
+}
+
+} // namespace
+
+QByteArray encode(const Message& message) {
+    QCborMap map;
+    put(map, "v", kVersion);
+    put(map, "type", static_cast<int>(message.type));
+    put(map, "id", qint64(message.id));
+    put(map, "body", message.body);
+    return map.toCborValue().toCbor();
+}
+
+Expected<Message> decode(const QByteArray& bytes) {
+    QCborStreamReader reader(bytes);
+    const QCborValue value = QCborValue::fromCbor(reader);
+    if (reader.lastError() != QCborError::NoError) {
+        return Error(ErrorKind::Internal,
+                     "malformed message: " + reader.lastError().toString().toStdString());
+    }
+    if (reader.currentOffset() != bytes.size()) {
+        return Error(ErrorKind::Internal, "malformed message: bytes after the message");
+    }
+    if (!value.isMap()) {
+        return Error(ErrorKind::Internal, "malformed message: not a map");
+    }
+    const QCborMap map = value.toMap();
+    const QCborValue version = map.value(QLatin1String("v"));
+    if (!version.isInteger() || version.toInteger() != kVersion) {
+        return Error(ErrorKind::Internal,
+                     "protocol version " + std::to_string(version.toInteger()) +
+                         " is not this program's version " + std::to_string(kVersion) +
+                         ": the worker and the GUI come from different builds");
+    }
+    const QCborValue type = map.value(QLatin1String("type"));
+    if (!type.isInteger() || type.toInteger() < static_cast<int>(MessageType::Probe) ||
+        type.toInteger() > static_cast<int>(MessageType::Failure)) {
+        return Error(ErrorKind::Internal, "malformed message: unknown type");
+    }
+    const QCborValue id = map.value(QLatin1String("id"));
+    const QCborValue body = map.value(QLatin1String("body"));
+    if (!id.isInteger() || !body.isMap()) {
+        return Error(ErrorKind::Internal, "malformed message: no id or body");
+    }
+    return Message{static_cast<MessageType>(type.toInteger()), static_cast<quint64>(id.toInteger()),
+                   body.toMap()};
+}
+
+QByteArray frame(const QByteArray& payload) {
+    QByteArray bytes(4, '\0');
+    qToBigEndian(static_cast<quint32>(payload.size()), bytes.data());
+    return bytes + payload;
+}
+
+std::optional<QByteArray> FrameReader::next() {
+    if (failed_ || buffer_.size() < 4) {
+        return std::nullopt;
+    }
+    const qint64 length = qFromBigEndian<quint32>(buffer_.constData());
+    if (length > kMaxFrameBytes) {
+        failed_ = true;
+        return std::nullopt;
+    }
+    if (buffer_.size() < 4 + length) {
+        return std::nullopt;
+    }
+    QByteArray payload = buffer_.mid(4, length);
+    buffer_.remove(0, 4 + length);
+    return payload;
+}
+
+Message make(MessageType type, quint64 id, QCborMap body) {
+    return Message{type, id, std::move(body)};
+}
+
+QCborMap toCbor(const ProbeResult& p) {
+    QCborMap m;
+    put(m, "path", text(p.path));
+    put(m, "fileSize", qint64(p.fileSize));
+    put(m, "kind", static_cast<int>(p.kind));
+    put(m, "summary", text(p.summary));
+    put(m, "archiveName", text(p.archiveName));
+    QCborArray records;
+    for (const auto& r : p.records) {
+        records.append(QCborArray{text(r.name), qint64(r.size), qint64(r.compressedSize),
+                                  qint64(r.offset), r.stored, int(r.method)});
+    }
+    put(m, "records", records);
+    put(m, "version", qint64(p.version));
+    put(m, "versionText", text(p.versionText));
+    put(m, "maxSupportedVersion", qint64(p.maxSupportedVersion));
+    QCborMap extra;
+    for (const auto& [name, content] : p.extraFiles) {
+        extra.insert(QString::fromStdString(name), text(content));
+    }
+    put(m, "extraFiles", extra);
+    QCborArray operators;
+    for (const auto& op : p.operators) {
+        operators.append(QCborArray{text(op.name), op.registered});
+    }
+    put(m, "operators", operators);
+    put(m, "pickleGlobals", strings(p.pickleGlobals));
+    put(m, "producer", text(p.producer));
+    return m;
+}
+
+ProbeResult probeResultFromCbor(const QCborMap& m) {
+    ProbeResult p;
+    p.path = text(m, "path");
+    p.fileSize = static_cast<uint64_t>(integer(m, "fileSize"));
+    p.kind = static_cast<FileKind>(integer(m, "kind"));
+    p.summary = text(m, "summary");
+    p.archiveName = text(m, "archiveName");
+    for (const auto& v : array(m, "records")) {
+        const auto a = v.toArray();
+        ArchiveRecord r;
+        r.name = a.at(0).toString().toStdString();
+        r.size = static_cast<uint64_t>(a.at(1).toInteger());
+        r.compressedSize = static_cast<uint64_t>(a.at(2).toInteger());
+        r.offset = static_cast<uint64_t>(a.at(3).toInteger());
+        r.stored = a.at(4).toBool();
+        r.method = static_cast<uint16_t>(a.at(5).toInteger());
+        p.records.push_back(r);
+    }
+    p.version = integer(m, "version");
+    p.versionText = text(m, "versionText");
+    p.maxSupportedVersion = integer(m, "maxSupportedVersion");
+    const QCborMap extra = submap(m, "extraFiles");
+    for (auto it = extra.begin(); it != extra.end(); ++it) {
+        p.extraFiles[it.key().toString().toStdString()] = it.value().toString().toStdString();
+    }
+    for (const auto& v : array(m, "operators")) {
+        const auto a = v.toArray();
+        p.operators.push_back({a.at(0).toString().toStdString(), a.at(1).toBool()});
+    }
+    p.pickleGlobals = strings(array(m, "pickleGlobals"));
+    p.producer = text(m, "producer");
+    return p;
+}
+
+QCborMap toCbor(const ModelInfo& info) {
+    QCborMap m;
+    put(m, "path", text(info.path));
+    put(m, "probe", toCbor(info.probe));
+    QCborArray modules;
+    for (const auto& module : info.modules) {
+        modules.append(toCbor(module));
+    }
+    put(m, "modules", modules);
+    put(m, "inlined", text(info.inlinedForwardGraph));
+    put(m, "parameterCount", qint64(info.parameterCount));
+    put(m, "parameterBytes", qint64(info.parameterBytes));
+    put(m, "bufferBytes", qint64(info.bufferBytes));
+    put(m, "methodCount", qint64(info.methodCount));
+    put(m, "torchVersion", text(info.torchVersion));
+    put(m, "loadMilliseconds", info.loadMilliseconds);
+    return m;
+}
+
+ModelInfo modelInfoFromCbor(const QCborMap& m) {
+    ModelInfo info;
+    info.path = text(m, "path");
+    info.probe = probeResultFromCbor(submap(m, "probe"));
+    for (const auto& v : array(m, "modules")) {
+        info.modules.push_back(moduleInfoFromCbor(v.toMap()));
+    }
+    info.inlinedForwardGraph = text(m, "inlined");
+    info.parameterCount = static_cast<uint64_t>(integer(m, "parameterCount"));
+    info.parameterBytes = static_cast<uint64_t>(integer(m, "parameterBytes"));
+    info.bufferBytes = static_cast<uint64_t>(integer(m, "bufferBytes"));
+    info.methodCount = static_cast<uint64_t>(integer(m, "methodCount"));
+    info.torchVersion = text(m, "torchVersion");
+    info.loadMilliseconds = real(m, "loadMilliseconds");
+    return info;
+}
+
+QCborMap toCbor(const RunRequest& r) {
+    QCborMap m;
+    put(m, "method", text(r.method));
+    QCborArray inputs;
+    for (const auto& spec : r.inputs) {
+        inputs.append(toCbor(spec));
+    }
+    put(m, "inputs", inputs);
+    put(m, "inputsFile", text(r.inputsFile));
+    put(m, "device", text(r.device));
+    put(m, "warmup", r.warmup);
+    put(m, "iterations", r.iterations);
+    put(m, "saveOutputsPath", text(r.saveOutputsPath));
+    put(m, "previewValues", qint64(r.previewValues));
+    return m;
+}
+
+RunRequest runRequestFromCbor(const QCborMap& m) {
+    RunRequest r;
+    r.method = text(m, "method");
+    for (const auto& v : array(m, "inputs")) {
+        r.inputs.push_back(inputSpecFromCbor(v.toMap()));
+    }
+    r.inputsFile = text(m, "inputsFile");
+    r.device = text(m, "device");
+    r.warmup = static_cast<int>(integer(m, "warmup"));
+    r.iterations = static_cast<int>(integer(m, "iterations"));
+    r.saveOutputsPath = text(m, "saveOutputsPath");
+    r.previewValues = static_cast<size_t>(integer(m, "previewValues"));
+    return r;
+}
+
+QCborMap toCbor(const RunResult& r) {
+    QCborMap m;
+    put(m, "method", text(r.method));
+    put(m, "device", text(r.device));
+    put(m, "deviceName", text(r.deviceName));
+    put(m, "warmup", r.warmup);
+    put(m, "samples", numbers(r.samplesMs));
+    const TimingStats& s = r.stats;
+    put(m, "stats",
+        QCborArray{qint64(s.count), s.min, s.p50, s.p90, s.p99, s.max, s.mean, s.stddev});
+    put(m, "inputs", strings(r.inputDescriptions));
+    put(m, "output", toCbor(r.output));
+    return m;
+}
+
+RunResult runResultFromCbor(const QCborMap& m) {
+    RunResult r;
+    r.method = text(m, "method");
+    r.device = text(m, "device");
+    r.deviceName = text(m, "deviceName");
+    r.warmup = static_cast<int>(integer(m, "warmup"));
+    r.samplesMs = doubles(array(m, "samples"));
+    const auto s = array(m, "stats");
+    r.stats.count = static_cast<size_t>(s.at(0).toInteger());
+    r.stats.min = s.at(1).toDouble();
+    r.stats.p50 = s.at(2).toDouble();
+    r.stats.p90 = s.at(3).toDouble();
+    r.stats.p99 = s.at(4).toDouble();
+    r.stats.max = s.at(5).toDouble();
+    r.stats.mean = s.at(6).toDouble();
+    r.stats.stddev = s.at(7).toDouble();
+    r.inputDescriptions = strings(array(m, "inputs"));
+    r.output = outputFromCbor(submap(m, "output"));
+    return r;
+}
+
+QCborMap toCbor(const Error& e) {
+    QCborMap m;
+    put(m, "kind", static_cast<int>(e.kind));
+    put(m, "message", text(e.message));
+    put(m, "details", text(e.details));
+    put(m, "operator", text(e.operatorName));
+    return m;
+}
+
+Error errorFromCbor(const QCborMap& m) {
+    Error e(static_cast<ErrorKind>(integer(m, "kind")), text(m, "message"), text(m, "details"));
+    e.operatorName = text(m, "operator");
+    return e;
+}
+
+} // namespace scriptscope::protocol

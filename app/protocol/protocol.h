@@ -1,0 +1,89 @@
+// The messages between the GUI and scriptscope-worker, in one place with their version.
+//
+// Transport: a QLocalSocket. Each message is a frame: a 4-byte big-endian length, then that many
+// bytes of CBOR: a map {"v": kVersion, "type": <MessageType>, "id": <request id>, "body": {...}}.
+// Tensors travel as raw bytes with their dtype and shape. A frame with another version, a
+// malformed one, or one larger than kMaxFrameBytes is refused, never guessed at.
+#pragma once
+
+#include <error.h>
+#include <model_info.h>
+#include <run_types.h>
+
+#include <QByteArray>
+#include <QCborArray>
+#include <QCborMap>
+#include <QString>
+
+#include <optional>
+
+namespace scriptscope::protocol {
+
+constexpr int kVersion = 1;
+constexpr qint64 kMaxFrameBytes = 512ll << 20;
+
+enum class MessageType {
+    // GUI -> worker
+    Probe = 1, // {path}
+    Load,      // {path, op_libraries: [...], device}
+    Code,      // {module, method}
+    Graph,     // {module, method, inlined}
+    Run,       // RunRequest
+    Shutdown,  // {}
+    // worker -> GUI
+    Ready,       // {pid, libtorch}: sent once when the worker has connected
+    Progress,    // {stage, detail}
+    ProbeResult, // ProbeResult
+    ModelInfo,   // ModelInfo
+    Text,        // {text}
+    RunResult,   // RunResult
+    Failure,     // Error
+};
+
+struct Message {
+    MessageType type = MessageType::Shutdown;
+    quint64 id = 0; // a reply carries the id of its request
+    QCborMap body;
+
+    bool operator==(const Message& other) const {
+        return type == other.type && id == other.id && body == other.body;
+    }
+};
+
+QByteArray encode(const Message& message);
+// Refuses a wrong version, an unknown type, or bytes that are not one well-formed CBOR map.
+Expected<Message> decode(const QByteArray& bytes);
+
+QByteArray frame(const QByteArray& payload);
+
+// Collects frames from a stream that arrives in pieces.
+class FrameReader {
+public:
+    void append(const QByteArray& bytes) { buffer_.append(bytes); }
+    // The next whole frame's payload; nullopt until one has arrived. After an oversized length
+    // prefix, failed() is true and nothing more is read.
+    std::optional<QByteArray> next();
+    bool failed() const { return failed_; }
+
+private:
+    QByteArray buffer_;
+    bool failed_ = false;
+};
+
+// ---- Bodies: the engine's value structs <-> CBOR ----
+QCborMap toCbor(const ProbeResult& value);
+QCborMap toCbor(const ModelInfo& value);
+QCborMap toCbor(const RunRequest& value);
+QCborMap toCbor(const RunResult& value);
+QCborMap toCbor(const Error& value);
+
+ProbeResult probeResultFromCbor(const QCborMap& map);
+ModelInfo modelInfoFromCbor(const QCborMap& map);
+RunRequest runRequestFromCbor(const QCborMap& map);
+RunResult runResultFromCbor(const QCborMap& map);
+Error errorFromCbor(const QCborMap& map);
+
+// A message of the given type with a body, for brevity at call sites.
+Message make(MessageType type, quint64 id, QCborMap body = {});
+
+} // namespace scriptscope::protocol

@@ -1,0 +1,163 @@
+// scriptscope-worker: owns the loaded torch::jit::Module in its own process and serves the GUI
+// over a QLocalSocket (app/protocol/protocol.h). The GUI never loads or runs a model itself: when
+// LibTorch or a model's code crashes, hangs or runs out of memory here, the GUI survives, says
+// what happened, and starts a new worker.
+//   scriptscope-worker --socket NAME [--memory-limit MB]
+#include <engine.h>
+#include <protocol.h>
+
+#include <QCoreApplication>
+#include <QLocalSocket>
+
+#include <cstdio>
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace scriptscope;
+using namespace scriptscope::protocol;
+
+namespace {
+
+class Worker {
+public:
+    explicit Worker(QLocalSocket& socket)
+        : socket_(socket) {}
+
+    void send(const Message& message) {
+        socket_.write(frame(encode(message)));
+        socket_.flush();
+    }
+
+    void fail(quint64 id, const Error& error) {
+        send(make(MessageType::Failure, id, toCbor(error)));
+    }
+
+    void progress(quint64 id, const char* stage, const std::string& detail) {
+        QCborMap body;
+        body.insert(QLatin1String("stage"), QLatin1String(stage));
+        body.insert(QLatin1String("detail"), QString::fromStdString(detail));
+        send(make(MessageType::Progress, id, body));
+    }
+
+    // Returns false when the worker should stop.
+    bool handle(const Message& m) {
+        const auto str = [&](const char* key) {
+            return m.body.value(QLatin1String(key)).toString().toStdString();
+        };
+        switch (m.type) {
+        case MessageType::Probe:
+            send(make(MessageType::ProbeResult, m.id, toCbor(probeArchive(str("path")))));
+            return true;
+        case MessageType::Load: {
+            for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
+                progress(m.id, "library", library.toString().toStdString());
+                if (auto error = session_.loadOperatorLibrary(library.toString().toStdString())) {
+                    fail(m.id, *error);
+                    return true;
+                }
+            }
+            progress(m.id, "loading", str("path"));
+            LoadOptions options;
+            if (!str("device").empty()) {
+                options.device = str("device");
+            }
+            const auto model = session_.load(str("path"), options);
+            if (model) {
+                send(make(MessageType::ModelInfo, m.id, toCbor(*model)));
+            } else {
+                fail(m.id, model.error());
+            }
+            return true;
+        }
+        case MessageType::Code:
+        case MessageType::Graph: {
+            const auto text = m.type == MessageType::Code
+                                  ? session_.code(str("module"), str("method"))
+                                  : session_.graph(str("module"), str("method"),
+                                                   m.body.value(QLatin1String("inlined")).toBool());
+            if (text) {
+                QCborMap body;
+                body.insert(QLatin1String("text"), QString::fromStdString(*text));
+                send(make(MessageType::Text, m.id, body));
+            } else {
+                fail(m.id, text.error());
+            }
+            return true;
+        }
+        case MessageType::Run: {
+            progress(m.id, "running", str("method"));
+            const auto result = session_.run(runRequestFromCbor(m.body));
+            if (result) {
+                send(make(MessageType::RunResult, m.id, toCbor(*result)));
+            } else {
+                fail(m.id, result.error());
+            }
+            return true;
+        }
+        case MessageType::Shutdown:
+            return false;
+        default:
+            fail(m.id, Error(ErrorKind::Internal, "the worker does not take this message"));
+            return true;
+        }
+    }
+
+private:
+    QLocalSocket& socket_;
+    Session session_;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QString socketName;
+    for (int i = 1; i + 1 < argc; ++i) {
+        const QString argument = QString::fromLocal8Bit(argv[i]);
+        if (argument == QLatin1String("--socket")) {
+            socketName = QString::fromLocal8Bit(argv[++i]);
+        } else if (argument == QLatin1String("--memory-limit")) {
+            const auto bytes = static_cast<rlim_t>(QString::fromLocal8Bit(argv[++i]).toULongLong())
+                               << 20;
+            const rlimit limit{bytes, bytes};
+            ::setrlimit(RLIMIT_AS, &limit);
+        }
+    }
+    if (socketName.isEmpty()) {
+        std::fprintf(stderr, "usage: scriptscope-worker --socket NAME [--memory-limit MB]\n"
+                             "Started by ScriptScope; it serves one GUI over a local socket.\n");
+        return 2;
+    }
+    QLocalSocket socket;
+    socket.connectToServer(socketName);
+    if (!socket.waitForConnected(10000)) {
+        std::fprintf(stderr, "scriptscope-worker: cannot connect to %s\n", qPrintable(socketName));
+        return 1;
+    }
+    Worker worker(socket);
+    FrameReader reader;
+    QObject::connect(&socket, &QLocalSocket::disconnected, &app, &QCoreApplication::quit);
+    QObject::connect(&socket, &QLocalSocket::readyRead, &app, [&]() {
+        reader.append(socket.readAll());
+        while (auto payload = reader.next()) {
+            auto message = decode(*payload);
+            if (!message) {
+                worker.fail(0, message.error());
+                continue;
+            }
+            if (!worker.handle(*message)) {
+                app.quit();
+                return;
+            }
+        }
+        if (reader.failed()) {
+            worker.fail(0, Error(ErrorKind::Internal, "a frame larger than the protocol allows"));
+            app.exit(1);
+        }
+    });
+    QCborMap ready;
+    ready.insert(QLatin1String("pid"), qint64(::getpid()));
+    ready.insert(QLatin1String("libtorch"), QString::fromStdString(libtorchVersion()));
+    worker.send(make(MessageType::Ready, 0, ready));
+    return app.exec();
+}

@@ -1,0 +1,252 @@
+// The GUI <-> worker protocol without a GUI: every message round-trips, a wrong version or a
+// malformed message is refused, and frames survive arriving in pieces.
+#include "test_support.h"
+
+#include <protocol.h>
+
+#include <QCborValue>
+
+using namespace scriptscope;
+using namespace scriptscope::protocol;
+
+namespace {
+
+ModelInfo sampleModel() {
+    ModelInfo info;
+    info.path = "/models/net.pt";
+    info.probe.path = info.path;
+    info.probe.kind = FileKind::TorchScript;
+    info.probe.summary = "a TorchScript archive";
+    info.probe.records = {{"net/data.pkl", 120, 120, 0, true, 0},
+                          {"net/code/__torch__.py", 800, 300, 200, false, 8}};
+    info.probe.version = 3;
+    info.probe.versionText = "3";
+    info.probe.maxSupportedVersion = 10;
+    info.probe.extraFiles = {{"meta.json", "{\"a\": 1}"}};
+    info.probe.operators = {{"aten::conv2d", true}, {"torchvision::nms", false}};
+    info.probe.pickleGlobals = {"collections.OrderedDict"};
+    ModuleInfo root;
+    root.path = "";
+    root.type = "__torch__.Net";
+    root.parameters = {{"weight", {8, 3, 3, 3}, "float32", "cpu", 864, true}};
+    root.buffers = {{"steps", {}, "int64", "cpu", 8, false}};
+    root.attributes = {{"scale", "float", "0.5"}};
+    root.methods = {{"forward", "forward(__torch__.Net self, Tensor x) -> Tensor",
+                     "def forward(self, x):\n  return x\n",
+                     "graph(%self : __torch__.Net,\n      %x.1 : Tensor):\n  return (%x.1)\n"}};
+    root.children = {"head"};
+    root.parameterCount = 216;
+    root.parameterBytes = 864;
+    root.totalParameterCount = 300;
+    root.totalBytes = 1208;
+    ModuleInfo head;
+    head.path = "head";
+    head.name = "head";
+    head.type = "__torch__.torch.nn.modules.linear.Linear";
+    info.modules = {root, head};
+    info.inlinedForwardGraph = "graph(...)";
+    info.parameterCount = 300;
+    info.parameterBytes = 1200;
+    info.bufferBytes = 8;
+    info.methodCount = 2;
+    info.torchVersion = "1.13.0";
+    info.loadMilliseconds = 12.5;
+    return info;
+}
+
+bool same(const TensorInfo& a, const TensorInfo& b) {
+    return a.name == b.name && a.shape == b.shape && a.dtype == b.dtype && a.device == b.device &&
+           a.bytes == b.bytes && a.requiresGrad == b.requiresGrad;
+}
+
+Message roundTrip(const Message& m) {
+    FrameReader reader;
+    const QByteArray bytes = frame(encode(m));
+    // In pieces, as a socket delivers them.
+    for (int i = 0; i < bytes.size(); i += 7) {
+        reader.append(bytes.mid(i, 7));
+    }
+    const auto payload = reader.next();
+    if (!payload) {
+        qFatal("no frame");
+    }
+    const auto decoded = decode(*payload);
+    if (!decoded) {
+        qFatal("%s", decoded.error().message.c_str());
+    }
+    return decoded.value();
+}
+
+} // namespace
+
+class TestProtocol : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void everyMessageRoundTrips_data() {
+        QTest::addColumn<int>("type");
+        for (int t = static_cast<int>(MessageType::Probe);
+             t <= static_cast<int>(MessageType::Failure); ++t) {
+            QTest::newRow(QByteArray::number(t).constData()) << t;
+        }
+    }
+
+    void everyMessageRoundTrips() {
+        QFETCH(int, type);
+        QCborMap body;
+        body.insert(QLatin1String("path"), QStringLiteral("/tmp/ünïcode model.pt"));
+        body.insert(QLatin1String("inlined"), true);
+        const Message m = make(static_cast<MessageType>(type), 42, body);
+        QVERIFY(roundTrip(m) == m);
+    }
+
+    void modelInfoRoundTrips() {
+        const ModelInfo info = sampleModel();
+        const ModelInfo back =
+            modelInfoFromCbor(roundTrip(make(MessageType::ModelInfo, 1, toCbor(info))).body);
+        QCOMPARE(back.path, info.path);
+        QCOMPARE(back.probe.kind, info.probe.kind);
+        QCOMPARE(back.probe.records.size(), size_t(2));
+        QCOMPARE(back.probe.records[1].name, info.probe.records[1].name);
+        QCOMPARE(back.probe.records[1].stored, false);
+        QCOMPARE(back.probe.records[1].method, uint16_t(8));
+        QCOMPARE(back.probe.extraFiles, info.probe.extraFiles);
+        QCOMPARE(back.probe.operators[1].name, std::string("torchvision::nms"));
+        QCOMPARE(back.probe.operators[1].registered, false);
+        QCOMPARE(back.probe.pickleGlobals, info.probe.pickleGlobals);
+        QCOMPARE(back.modules.size(), size_t(2));
+        const ModuleInfo& root = back.modules[0];
+        QVERIFY(same(root.parameters[0], info.modules[0].parameters[0]));
+        QVERIFY(same(root.buffers[0], info.modules[0].buffers[0]));
+        QCOMPARE(root.attributes[0].preview, std::string("0.5"));
+        QCOMPARE(root.methods[0].code, info.modules[0].methods[0].code);
+        QCOMPARE(root.methods[0].graph, info.modules[0].methods[0].graph);
+        QCOMPARE(root.methods[0].schema, info.modules[0].methods[0].schema);
+        QCOMPARE(root.children, info.modules[0].children);
+        QCOMPARE(root.totalBytes, uint64_t(1208));
+        QCOMPARE(back.modules[1].type, info.modules[1].type);
+        QCOMPARE(back.inlinedForwardGraph, info.inlinedForwardGraph);
+        QCOMPARE(back.parameterCount, info.parameterCount);
+        QCOMPARE(back.loadMilliseconds, info.loadMilliseconds);
+        QCOMPARE(back.torchVersion, info.torchVersion);
+    }
+
+    void runRequestAndResultRoundTrip() {
+        RunRequest request;
+        request.method = "embed";
+        InputSpec image;
+        image.kind = InputSpec::Kind::Image;
+        image.path = "photo.png";
+        image.image.width = 224;
+        image.image.mean = {0.485, 0.456, 0.406};
+        image.image.channelsFirst = false;
+        InputSpec ints;
+        ints.kind = InputSpec::Kind::IntList;
+        ints.intList = {1, -2, 3};
+        request.inputs = {image, ints};
+        request.device = "cuda:1";
+        request.warmup = 3;
+        request.iterations = 50;
+        const RunRequest back =
+            runRequestFromCbor(roundTrip(make(MessageType::Run, 7, toCbor(request))).body);
+        QCOMPARE(back.method, request.method);
+        QCOMPARE(back.inputs.size(), size_t(2));
+        QCOMPARE(back.inputs[0].describe(), image.describe());
+        QCOMPARE(back.inputs[0].image.mean, image.image.mean);
+        QCOMPARE(back.inputs[0].image.channelsFirst, false);
+        QCOMPARE(back.inputs[1].intList, ints.intList);
+        QCOMPARE(back.device, request.device);
+        QCOMPARE(back.iterations, 50);
+
+        RunResult result;
+        result.method = "forward";
+        result.device = "cpu";
+        result.samplesMs = {1.5, 2.25, 1.75};
+        result.stats.count = 3;
+        result.stats.p50 = 1.75;
+        result.output.kind = OutputValue::Kind::Tuple;
+        OutputValue tensor;
+        tensor.kind = OutputValue::Kind::Tensor;
+        tensor.key = "0";
+        tensor.shape = {1, 1000};
+        tensor.nanCount = 2;
+        tensor.preview = {0.1, -0.2};
+        result.output.children = {tensor};
+        const RunResult r =
+            runResultFromCbor(roundTrip(make(MessageType::RunResult, 7, toCbor(result))).body);
+        QCOMPARE(r.samplesMs, result.samplesMs);
+        QCOMPARE(r.stats.p50, 1.75);
+        QCOMPARE(r.output.children.size(), size_t(1));
+        QCOMPARE(r.output.children[0].shape, tensor.shape);
+        QCOMPARE(r.output.children[0].nanCount, int64_t(2));
+        QCOMPARE(r.output.children[0].preview, tensor.preview);
+    }
+
+    void errorRoundTrips() {
+        Error error(ErrorKind::MissingOperator, "needs torchvision::nms",
+                    "Unknown builtin op: torchvision::nms.");
+        error.operatorName = "torchvision::nms";
+        const Error back =
+            errorFromCbor(roundTrip(make(MessageType::Failure, 3, toCbor(error))).body);
+        QCOMPARE(back.kind, error.kind);
+        QCOMPARE(back.message, error.message);
+        QCOMPARE(back.details, error.details);
+        QCOMPARE(back.operatorName, error.operatorName);
+    }
+
+    void wrongVersionIsRefused() {
+        QCborMap map;
+        map.insert(QLatin1String("v"), kVersion + 1);
+        map.insert(QLatin1String("type"), 1);
+        map.insert(QLatin1String("id"), 1);
+        map.insert(QLatin1String("body"), QCborMap());
+        const auto decoded = decode(map.toCborValue().toCbor());
+        QVERIFY(!decoded.ok());
+        QVERIFY(decoded.error().message.find("different builds") != std::string::npos);
+    }
+
+    void malformedMessagesAreRefused_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        const QByteArray good = encode(make(MessageType::Probe, 1));
+        QTest::newRow("empty") << QByteArray();
+        QTest::newRow("not CBOR") << QByteArray("hello, worker");
+        QTest::newRow("truncated") << good.left(good.size() - 3);
+        QTest::newRow("trailing bytes") << good + QByteArray("\x01", 1);
+        QTest::newRow("an array") << QCborValue(QCborArray{1, 2}).toCbor();
+        QCborMap unknownType;
+        unknownType.insert(QLatin1String("v"), kVersion);
+        unknownType.insert(QLatin1String("type"), 999);
+        unknownType.insert(QLatin1String("id"), 1);
+        unknownType.insert(QLatin1String("body"), QCborMap());
+        QTest::newRow("unknown type") << unknownType.toCborValue().toCbor();
+        QCborMap noBody = unknownType;
+        noBody.insert(QLatin1String("type"), 1);
+        noBody.remove(QLatin1String("body"));
+        QTest::newRow("no body") << noBody.toCborValue().toCbor();
+    }
+
+    void malformedMessagesAreRefused() {
+        QFETCH(QByteArray, bytes);
+        QVERIFY(!decode(bytes).ok());
+    }
+
+    void oversizedFrameIsRefused() {
+        FrameReader reader;
+        reader.append(QByteArray("\xff\xff\xff\xff", 4));
+        QVERIFY(!reader.next());
+        QVERIFY(reader.failed());
+    }
+
+    void framesInOneChunk() {
+        FrameReader reader;
+        reader.append(frame("a") + frame("bc") + frame("").left(2));
+        QCOMPARE(reader.next().value(), QByteArray("a"));
+        QCOMPARE(reader.next().value(), QByteArray("bc"));
+        QVERIFY(!reader.next());
+        reader.append(QByteArray(2, '\0'));
+        QCOMPARE(reader.next().value(), QByteArray());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProtocol)
+#include "test_protocol.moc"

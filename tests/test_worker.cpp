@@ -1,0 +1,194 @@
+// scriptscope-worker driven as the GUI drives it, over a local socket: it loads, inspects, prints
+// code and runs; a crash in LibTorch ends only the worker; a new worker serves the next request.
+#include "test_support.h"
+
+#include <protocol.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QLocalServer>
+#include <QLocalSocket>
+#include <QProcess>
+#include <QSignalSpy>
+
+using namespace scriptscope;
+using namespace scriptscope::protocol;
+using scriptscope::test::fixture;
+
+namespace {
+
+// One worker process and its connection.
+class WorkerHarness {
+public:
+    WorkerHarness() {
+        server_.setSocketOptions(QLocalServer::UserAccessOption);
+        const QString name = QStringLiteral("scriptscope-test-%1-%2")
+                                 .arg(QCoreApplication::applicationPid())
+                                 .arg(++counter_);
+        QLocalServer::removeServer(name);
+        if (!server_.listen(name)) {
+            qFatal("cannot listen");
+        }
+        process_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        process_.start(QStringLiteral(SCRIPTSCOPE_WORKER_PATH), {QStringLiteral("--socket"), name});
+        if (!server_.waitForNewConnection(30000)) {
+            qFatal("the worker did not connect");
+        }
+        socket_ = server_.nextPendingConnection();
+        const Message ready = receive();
+        if (ready.type != MessageType::Ready) {
+            qFatal("the worker did not say it was ready");
+        }
+    }
+
+    ~WorkerHarness() {
+        if (process_.state() != QProcess::NotRunning) {
+            process_.kill();
+            process_.waitForFinished();
+        }
+    }
+
+    void send(const Message& m) { sendRaw(encode(m)); }
+
+    void sendRaw(const QByteArray& payload) {
+        socket_->write(frame(payload));
+        socket_->flush();
+    }
+
+    // The next message that is not progress; a type of Failure with "worker ended" when it died.
+    Message receive() {
+        for (;;) {
+            while (auto payload = reader_.next()) {
+                auto message = decode(*payload);
+                if (!message) {
+                    qFatal("undecodable reply");
+                }
+                if (message->type != MessageType::Progress) {
+                    return message.value();
+                }
+            }
+            if (socket_ && socket_->state() != QLocalSocket::ConnectedState &&
+                socket_->bytesAvailable() == 0) {
+                return make(MessageType::Failure, 0,
+                            toCbor(Error(ErrorKind::Crashed, "worker ended")));
+            }
+            if (socket_->bytesAvailable() == 0 && !socket_->waitForReadyRead(60000) &&
+                socket_->state() == QLocalSocket::ConnectedState) {
+                qFatal("no reply within a minute");
+            }
+            reader_.append(socket_->readAll());
+        }
+    }
+
+    Message request(const Message& m) {
+        send(m);
+        return receive();
+    }
+
+    QProcess& process() { return process_; }
+
+private:
+    static inline int counter_ = 0;
+    QLocalServer server_;
+    QLocalSocket* socket_ = nullptr;
+    QProcess process_;
+    FrameReader reader_;
+};
+
+QCborMap pathBody(const std::string& path) {
+    QCborMap body;
+    body.insert(QLatin1String("path"), QString::fromStdString(path));
+    return body;
+}
+
+} // namespace
+
+class TestWorker : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void loadsInspectsAndRuns() {
+        WorkerHarness worker;
+        const Message loaded =
+            worker.request(make(MessageType::Load, 1, pathBody(fixture("wrap_rnn.pt"))));
+        QCOMPARE(loaded.type, MessageType::ModelInfo);
+        QCOMPARE(loaded.id, quint64(1));
+        const ModelInfo info = modelInfoFromCbor(loaded.body);
+        const auto expected =
+            nlohmann::json::parse(scriptscope::test::readText(fixture("wrap_rnn.expected.json")));
+        QCOMPARE(info.modules.size(), expected["modules"].size());
+        QCOMPARE(info.modules[1].path, std::string("loop"));
+        QCOMPARE(info.modules[0].methods[0].code, expected["code"][":forward"].get<std::string>());
+
+        QCborMap codeRequest;
+        codeRequest.insert(QLatin1String("module"), QStringLiteral("loop.cell"));
+        codeRequest.insert(QLatin1String("method"), QStringLiteral("forward"));
+        const Message code = worker.request(make(MessageType::Code, 2, codeRequest));
+        QCOMPARE(code.type, MessageType::Text);
+        QCOMPARE(code.body.value(QLatin1String("text")).toString().toStdString(),
+                 expected["code"]["loop.cell:forward"].get<std::string>());
+
+        codeRequest.insert(QLatin1String("module"), QString());
+        codeRequest.insert(QLatin1String("inlined"), true);
+        const Message inlined = worker.request(make(MessageType::Graph, 3, codeRequest));
+        QCOMPARE(inlined.body.value(QLatin1String("text")).toString().toStdString(),
+                 expected["inlined"].get<std::string>());
+
+        RunRequest run;
+        run.inputsFile = fixture("wrap_rnn.inputs.pt");
+        run.iterations = 4;
+        const Message result = worker.request(make(MessageType::Run, 4, toCbor(run)));
+        QCOMPARE(result.type, MessageType::RunResult);
+        const RunResult r = runResultFromCbor(result.body);
+        QCOMPARE(r.samplesMs.size(), size_t(4));
+        QCOMPARE(r.output.shape, (std::vector<int64_t>{3, 4}));
+    }
+
+    void errorsAreReplies() {
+        WorkerHarness worker;
+        const Message missing =
+            worker.request(make(MessageType::Load, 5, pathBody(fixture("missing_op.pt"))));
+        QCOMPARE(missing.type, MessageType::Failure);
+        QCOMPARE(missing.id, quint64(5));
+        QCOMPARE(errorFromCbor(missing.body).operatorName,
+                 std::string("scriptscope_missing::negate"));
+        const Message probe =
+            worker.request(make(MessageType::Probe, 6, pathBody(fixture("state_dict.pt"))));
+        QCOMPARE(probe.type, MessageType::ProbeResult);
+        QCOMPARE(probeResultFromCbor(probe.body).kind, FileKind::TorchSaveZip);
+        // A message from another protocol version gets a refusal, and the worker goes on.
+        QCborMap stale;
+        stale.insert(QLatin1String("v"), kVersion + 1);
+        stale.insert(QLatin1String("type"), 1);
+        stale.insert(QLatin1String("id"), 9);
+        stale.insert(QLatin1String("body"), QCborMap());
+        worker.sendRaw(stale.toCborValue().toCbor());
+        const Message refused = worker.receive();
+        QCOMPARE(refused.type, MessageType::Failure);
+        QVERIFY(errorFromCbor(refused.body).message.find("different builds") != std::string::npos);
+        const Message ok =
+            worker.request(make(MessageType::Load, 7, pathBody(fixture("compute.pt"))));
+        QCOMPARE(ok.type, MessageType::ModelInfo);
+    }
+
+    void crashEndsOnlyTheWorker() {
+        {
+            WorkerHarness worker;
+            QVERIFY(
+                worker.request(make(MessageType::Load, 1, pathBody(fixture("compute.pt")))).type ==
+                MessageType::ModelInfo);
+            const Message crashed =
+                worker.request(make(MessageType::Load, 2, pathBody(fixture("crash.pt"))));
+            QCOMPARE(errorFromCbor(crashed.body).message, std::string("worker ended"));
+            QVERIFY(worker.process().waitForFinished(30000));
+            QCOMPARE(worker.process().exitStatus(), QProcess::CrashExit);
+        }
+        // The next worker serves the next request.
+        WorkerHarness next;
+        QCOMPARE(next.request(make(MessageType::Load, 3, pathBody(fixture("compute.pt")))).type,
+                 MessageType::ModelInfo);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWorker)
+#include "test_worker.moc"
