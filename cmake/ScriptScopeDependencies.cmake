@@ -49,8 +49,8 @@ scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
 find_package(Threads REQUIRED)
 
 # Qt: Core and Network for the worker and its protocol (the GUI adds Widgets), Test for the tests.
-find_package(Qt6 QUIET COMPONENTS Core Network)
-scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network)" "qt6-base-dev" "")
+find_package(Qt6 QUIET COMPONENTS Core Network Widgets)
+scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network, Widgets)" "qt6-base-dev" "")
 
 if(SCRIPTSCOPE_BUILD_TESTS)
     find_package(Qt6 QUIET COMPONENTS Test)

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Sets up (see setup.sh), builds, and shows the bundled demo: a model that rectifies a photographed
-# page with my_ops::warp_perspective and classifies it. The GUI is not built yet; this runs the CLI.
+# Sets up (see setup.sh), builds, and opens the GUI on the bundled demo: a model that rectifies a
+# photographed page with my_ops::warp_perspective and classifies it. Without a display it shows the
+# demo through the CLI instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh scriptscope-cli
+scripts/setup.sh scriptscope scriptscope-worker scriptscope-cli
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+    exec build/bin/scriptscope "$@"
+fi
+echo "==> No display: showing the demo with the CLI (run build/bin/scriptscope on a desktop)"
 cli=build/bin/scriptscope-cli
 model=resources/demo_model.pt
 set -x

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "error.h"
+#include "format.h"
 #include "model_info.h"
 #include "run_types.h"
 
@@ -24,8 +25,6 @@ bool isOperatorRegistered(const std::string& qualifiedName);
 
 std::string libtorchVersion();
 
-// "3.4 KiB": sizes as people read them.
-std::string formatBytes(uint64_t bytes);
 std::vector<DeviceInfo> listDevices();
 
 struct LoadOptions {

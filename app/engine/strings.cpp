@@ -1,4 +1,6 @@
-#include "engine.h"
+#include "error.h"
+#include "format.h"
+#include "model_info.h"
 
 #include <cstdio>
 

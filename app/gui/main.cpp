@@ -1,0 +1,48 @@
+// scriptscope: the desktop inspector. With no argument it opens the bundled demo.
+#include <main_window.h>
+#include <worker_client.h>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+
+namespace {
+
+// The demo beside an installed program (share/scriptscope), else in the source tree it was built
+// from.
+QString demoModel() {
+    const QDir appDir(QCoreApplication::applicationDirPath());
+    const QString installed = appDir.filePath(QStringLiteral("../share/scriptscope/demo_model.pt"));
+    if (QFileInfo::exists(installed)) {
+        return QFileInfo(installed).canonicalFilePath();
+    }
+    return QStringLiteral(SCRIPTSCOPE_SOURCE_RESOURCES "/demo_model.pt");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("ScriptScope"));
+    QApplication::setOrganizationName(QStringLiteral("ScriptScope"));
+    QApplication::setApplicationVersion(QStringLiteral(SCRIPTSCOPE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("A debugger for exported PyTorch (TorchScript) models."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(
+        QStringLiteral("model"),
+        QStringLiteral("The TorchScript archive to open (default: the demo)."));
+    parser.process(app);
+
+    scriptscope::WorkerClient worker;
+    scriptscope::MainWindow window(&worker);
+    window.resize(1280, 800);
+    window.show();
+    const QStringList files = parser.positionalArguments();
+    window.openFile(files.isEmpty() ? demoModel() : files.first());
+    return app.exec();
+}

@@ -1,0 +1,183 @@
+// The inspector through the real worker, offscreen: the tree, code and graph shown equal what
+// PyTorch prints; bad files give the right message and keep the model shown before; a worker crash
+// leaves the window intact and the next open works; a re-exported file reloads by itself.
+// Saves screenshots of the main views to the build folder (screenshots/), to be looked at.
+#include "test_support.h"
+
+#include <main_window.h>
+#include <module_tree_model.h>
+#include <worker_client.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+using scriptscope::test::readText;
+
+namespace {
+
+QString fx(const char* name) {
+    return QString::fromStdString(fixture(name));
+}
+
+void saveScreenshot(QWidget* widget, const QString& name) {
+    const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
+    QDir().mkpath(folder);
+    QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
+}
+
+} // namespace
+
+class TestGui : public QObject {
+    Q_OBJECT
+
+private:
+    WorkerClient* worker_ = nullptr;
+    MainWindow* window_ = nullptr;
+
+    bool open(const QString& path, bool expectModel = true) {
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        QSignalSpy error(window_, &MainWindow::errorShown);
+        window_->openFile(path);
+        if (expectModel) {
+            return shown.wait(60000) || !shown.isEmpty();
+        }
+        return error.wait(60000) || !error.isEmpty();
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        worker_ = new WorkerClient(this);
+        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+        window_ = new MainWindow(worker_);
+        window_->resize(1280, 800);
+        window_->show();
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void moduleTreeModelIsAProperModel() {
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        ModuleTreeModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(open(fx("rich.pt")));
+        model.setModel(window_->model());
+        QCOMPARE(model.rowCount(), 1);
+        const QModelIndex root = model.index(0, 0);
+        QCOMPARE(model.rowCount(root), 2);
+        const QModelIndex features = model.index(0, 0, root);
+        QCOMPARE(features.data(ModuleTreeModel::PathRole).toString(), QStringLiteral("features"));
+        QCOMPARE(model.rowCount(features), 4);
+        QCOMPARE(model.index(1, ModuleTreeModel::TypeColumn, features).data().toString(),
+                 QStringLiteral("BatchNorm2d"));
+        QCOMPARE(model.parent(model.index(1, 0, features)), features);
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void showsWhatPyTorchPrints() {
+        QVERIFY(open(fx("wrap_rnn.pt")));
+        const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
+        // The tree: every module of named_modules(), in a tree.
+        QTreeView* tree = window_->moduleTree();
+        tree->expandAll();
+        QStringList paths;
+        std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+            for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
+                const QModelIndex index = tree->model()->index(r, 0, parent);
+                paths << index.data(ModuleTreeModel::PathRole).toString();
+                walk(index);
+            }
+        };
+        walk({});
+        QStringList expectedPaths;
+        for (const auto& m : expected["modules"]) {
+            expectedPaths << QString::fromStdString(m["path"].get<std::string>());
+        }
+        QCOMPARE(paths, expectedPaths);
+        // Code and graph of the selected module.
+        window_->selectModule(QStringLiteral("loop.cell"));
+        QCOMPARE(window_->codeText().toStdString(),
+                 expected["code"]["loop.cell:forward"].get<std::string>());
+        QCOMPARE(window_->graphText().toStdString(),
+                 expected["graph"]["loop.cell:forward"].get<std::string>());
+        window_->tabs()->setCurrentIndex(1);
+        saveScreenshot(window_, QStringLiteral("code-view"));
+        window_->tabs()->setCurrentIndex(2);
+        saveScreenshot(window_, QStringLiteral("graph-view"));
+        window_->tabs()->setCurrentIndex(0);
+        saveScreenshot(window_, QStringLiteral("details-view"));
+    }
+
+    void archiveView() {
+        QVERIFY(open(fx("extra_files.pt")));
+        window_->tabs()->setCurrentIndex(3);
+        saveScreenshot(window_, QStringLiteral("archive-view"));
+        window_->tabs()->setCurrentIndex(0);
+        QCOMPARE(window_->model().probe.extraFiles.size(), size_t(2));
+    }
+
+    void badFilesKeepTheModelShown_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("messagePart");
+        QTest::newRow("state_dict")
+            << QStringLiteral("state_dict.pt") << QStringLiteral("state_dict");
+        QTest::newRow("text") << QStringLiteral("text.pt") << QStringLiteral("text file");
+        QTest::newRow("truncated") << QStringLiteral("truncated.pt") << QStringLiteral("truncated");
+        QTest::newRow("missing operator")
+            << QStringLiteral("missing_op.pt") << QStringLiteral("scriptscope_missing::negate");
+        QTest::newRow("newer version")
+            << QStringLiteral("version_newer.pt") << QStringLiteral("reads versions up to");
+        QTest::newRow("loader crash") << QStringLiteral("crash.pt") << QStringLiteral("crashed");
+    }
+
+    void badFilesKeepTheModelShown() {
+        QFETCH(QString, file);
+        QFETCH(QString, messagePart);
+        QVERIFY(open(fx("compute.pt")));
+        const QString shownBefore = window_->currentFile();
+        const QString codeBefore = window_->codeText();
+        QVERIFY(open(QString::fromStdString(fixture(file.toStdString())), false));
+        QVERIFY2(window_->errorText().contains(messagePart), qPrintable(window_->errorText()));
+        QCOMPARE(window_->currentFile(), shownBefore);
+        QCOMPARE(window_->codeText(), codeBefore);
+        if (file == QStringLiteral("crash.pt")) {
+            saveScreenshot(window_, QStringLiteral("worker-crash-message"));
+        }
+        // The next open works (after a crash, with a new worker).
+        QVERIFY(open(fx("mycell_traced.pt")));
+        QVERIFY(window_->errorText().isEmpty());
+    }
+
+    void reloadsWhenTheFileChanges() {
+        QTemporaryDir dir;
+        const QString path = dir.path() + QStringLiteral("/model.pt");
+        QVERIFY(QFile::copy(fx("mycell_traced.pt"), path));
+        QVERIFY(open(path));
+        window_->selectModule(QStringLiteral("linear"));
+        QCOMPARE(window_->model().modules.size(), size_t(2));
+        // Re-export: another model at the same path.
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        QFile::remove(path);
+        QVERIFY(QFile::copy(fx("mycell_scripted.pt"), path));
+        QVERIFY(shown.wait(30000));
+        QCOMPARE(window_->model().modules.size(), size_t(3));
+        // The selected module is kept where it still exists.
+        QCOMPARE(window_->moduleTree()->currentIndex().data(ModuleTreeModel::PathRole).toString(),
+                 QStringLiteral("linear"));
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "test_gui.moc"

@@ -1,0 +1,70 @@
+// A read-only, monospace text view for TorchScript code and graph IR: line numbers, syntax
+// highlighting, find (Ctrl+F, F3/Shift+F3), zoom (Ctrl+wheel, Ctrl++/-/0). In graph mode, clicking
+// a value (%x) highlights its definition and every use.
+#pragma once
+
+#include <QPlainTextEdit>
+#include <QSyntaxHighlighter>
+#include <QWidget>
+
+class QLineEdit;
+class QLabel;
+
+namespace scriptscope {
+
+class CodeHighlighter : public QSyntaxHighlighter {
+    Q_OBJECT
+public:
+    enum class Language { TorchScript, GraphIr };
+    CodeHighlighter(QTextDocument* document, Language language);
+
+protected:
+    void highlightBlock(const QString& text) override;
+
+private:
+    Language language_;
+};
+
+class CodeEditor : public QPlainTextEdit {
+    Q_OBJECT
+public:
+    explicit CodeEditor(QWidget* parent = nullptr);
+    int lineNumberAreaWidth() const;
+    void paintLineNumbers(QPaintEvent* event);
+    void setValueHighlighting(bool on) { valueHighlighting_ = on; }
+    // Highlights every occurrence of the value (e.g. "%x.1"); empty clears.
+    void highlightValue(const QString& value);
+    QString highlightedValue() const { return highlightedValue_; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+
+private:
+    void updateMargins();
+    QWidget* lineNumbers_;
+    bool valueHighlighting_ = false;
+    QString highlightedValue_;
+};
+
+class CodeView : public QWidget {
+    Q_OBJECT
+public:
+    CodeView(CodeHighlighter::Language language, QWidget* parent = nullptr);
+
+    void setText(const QString& text);
+    QString text() const;
+    CodeEditor* editor() const { return editor_; }
+    void showFind();
+    // Finds the next (or previous) match from the cursor; wraps around. Returns false if none.
+    bool find(const QString& text, bool backwards = false);
+
+private:
+    CodeEditor* editor_;
+    QWidget* findBar_;
+    QLineEdit* findText_;
+    QLabel* findStatus_;
+};
+
+} // namespace scriptscope

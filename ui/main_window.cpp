@@ -1,0 +1,658 @@
+#include "main_window.h"
+
+#include "code_view.h"
+#include "module_tree_model.h"
+#include "worker_client.h"
+
+#include <format.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QLocale>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace scriptscope {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QString shapeText(const std::vector<int64_t>& shape) {
+    QStringList parts;
+    for (const auto d : shape) {
+        parts << QString::number(d);
+    }
+    return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
+}
+
+QList<QStandardItem*> row(const QStringList& texts) {
+    QList<QStandardItem*> items;
+    for (const auto& text : texts) {
+        auto* item = new QStandardItem(text);
+        item->setEditable(false);
+        item->setToolTip(text);
+        items << item;
+    }
+    return items;
+}
+
+QTreeView* makeTable(QStandardItemModel* model, QWidget* parent) {
+    auto* view = new QTreeView(parent);
+    view->setModel(model);
+    view->setRootIsDecorated(false);
+    view->setUniformRowHeights(true);
+    view->setAlternatingRowColors(true);
+    view->setSortingEnabled(true);
+    view->header()->setStretchLastSection(true);
+    return view;
+}
+
+} // namespace
+
+MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
+    : QMainWindow(parent)
+    , worker_(worker) {
+    setWindowTitle(QStringLiteral("ScriptScope"));
+    setAcceptDrops(true);
+    buildUi();
+    buildMenus();
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    operatorLibraries_ = settings.value(QStringLiteral("operatorLibraries")).toStringList();
+    updateRecentMenu();
+
+    watcher_ = new QFileSystemWatcher(this);
+    reloadTimer_ = new QTimer(this);
+    reloadTimer_->setSingleShot(true);
+    reloadTimer_->setInterval(400); // torch.jit.save writes in steps: wait for it to finish
+    connect(watcher_, &QFileSystemWatcher::fileChanged, reloadTimer_, qOverload<>(&QTimer::start));
+    connect(reloadTimer_, &QTimer::timeout, this, [this]() {
+        if (!currentFile_.isEmpty() && QFileInfo::exists(currentFile_)) {
+            reload();
+        }
+    });
+
+    connect(worker_, &WorkerClient::loaded, this, [this](quint64 id, const ModelInfo& info) {
+        if (id == loadRequest_) {
+            showModel(info);
+        }
+    });
+    connect(worker_, &WorkerClient::textReady, this, [this](quint64 id, const QString& text) {
+        if (id == graphRequest_) {
+            graph_->setText(text);
+        }
+    });
+    connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
+        if (id == loadRequest_ || id == graphRequest_) {
+            showError(error);
+        }
+    });
+    connect(worker_, &WorkerClient::progress, this,
+            [this](quint64, const QString& stage, const QString& detail) {
+                progress_->setFormat(stage + QStringLiteral(" ") + QFileInfo(detail).fileName());
+            });
+    connect(worker_, &WorkerClient::busyChanged, this, [this](bool busy) { setBusy(busy); });
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi() {
+    pages_ = new QStackedWidget(this);
+
+    // Start page: shown until a model is open.
+    auto* start = new QWidget(pages_);
+    auto* startLayout = new QVBoxLayout(start);
+    auto* title = new QLabel(
+        tr("<h2>ScriptScope</h2><p>Open a TorchScript archive (<code>torch.jit.save</code>) "
+           "to see its modules, code and graphs.</p>"),
+        start);
+    auto* open = new QPushButton(tr("Open…"), start);
+    startRecent_ = new QListWidget(start);
+    startLayout->addStretch();
+    startLayout->addWidget(title, 0, Qt::AlignHCenter);
+    startLayout->addWidget(open, 0, Qt::AlignHCenter);
+    startLayout->addWidget(new QLabel(tr("Recent files"), start), 0, Qt::AlignHCenter);
+    startLayout->addWidget(startRecent_, 0, Qt::AlignHCenter);
+    startLayout->addStretch();
+    connect(open, &QPushButton::clicked, this, [this]() {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open TorchScript archive"), {},
+            tr("TorchScript archives (*.pt *.pth *.ptl *.zip);;All files (*)"));
+        if (!path.isEmpty()) {
+            openFile(path);
+        }
+    });
+    connect(startRecent_, &QListWidget::itemActivated, this,
+            [this](QListWidgetItem* item) { openFile(item->data(Qt::UserRole).toString()); });
+
+    // Inspector page.
+    auto* inspector = new QWidget(pages_);
+    auto* inspectorLayout = new QVBoxLayout(inspector);
+    inspectorLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bannerBox = new QWidget(inspector);
+    auto* bannerLayout = new QHBoxLayout(bannerBox);
+    banner_ = new QLabel(bannerBox);
+    banner_->setWordWrap(true);
+    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bannerAction_ = new QPushButton(tr("Load operator library…"), bannerBox);
+    bannerAction_->hide();
+    auto* bannerClose = new QPushButton(tr("Dismiss"), bannerBox);
+    bannerLayout->addWidget(banner_, 1);
+    bannerLayout->addWidget(bannerAction_);
+    bannerLayout->addWidget(bannerClose);
+    bannerBox->setAutoFillBackground(true);
+    QPalette bannerPalette = bannerBox->palette();
+    bannerPalette.setColor(QPalette::Window, QColor(0xf8, 0xd7, 0xda));
+    bannerPalette.setColor(QPalette::WindowText, QColor(0x58, 0x15, 0x1c));
+    bannerBox->setPalette(bannerPalette);
+    banner_->setPalette(bannerPalette);
+    bannerBox->hide();
+    connect(bannerClose, &QPushButton::clicked, this, [this]() { clearError(); });
+    connect(bannerAction_, &QPushButton::clicked, this, [this]() { chooseOperatorLibrary(); });
+
+    auto* splitter = new QSplitter(Qt::Horizontal, inspector);
+    splitter->setObjectName(QStringLiteral("mainSplitter"));
+    auto* left = new QWidget(splitter);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(4, 4, 0, 4);
+    filter_ = new QLineEdit(left);
+    filter_->setPlaceholderText(tr("Filter modules by name or type"));
+    filter_->setClearButtonEnabled(true);
+    tree_ = new QTreeView(left);
+    treeModel_ = new ModuleTreeModel(this);
+    treeProxy_ = new QSortFilterProxyModel(this);
+    treeProxy_->setSourceModel(treeModel_);
+    treeProxy_->setRecursiveFilteringEnabled(true);
+    treeProxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    treeProxy_->setFilterKeyColumn(-1);
+    tree_->setModel(treeProxy_);
+    tree_->setUniformRowHeights(true);
+    tree_->setAlternatingRowColors(true);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::NameColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::TypeColumn, QHeaderView::Stretch);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::ParametersColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::BytesColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setStretchLastSection(false);
+    leftLayout->addWidget(filter_);
+    leftLayout->addWidget(tree_);
+    connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+        treeProxy_->setFilterFixedString(text);
+        tree_->expandAll();
+    });
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this]() {
+        showModuleDetails();
+        showCode();
+        showGraph();
+    });
+
+    tabs_ = new QTabWidget(splitter);
+    // Details
+    auto* detailsPage = new QWidget(tabs_);
+    auto* detailsLayout = new QVBoxLayout(detailsPage);
+    detailsHeader_ = new QLabel(detailsPage);
+    detailsHeader_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    detailsModel_ = new QStandardItemModel(this);
+    details_ = new QTreeView(detailsPage);
+    details_->setModel(detailsModel_);
+    details_->setUniformRowHeights(true);
+    details_->setAlternatingRowColors(true);
+    detailsLayout->addWidget(detailsHeader_);
+    detailsLayout->addWidget(details_);
+    tabs_->addTab(detailsPage, tr("&Details"));
+    // Code
+    auto* codePage = new QWidget(tabs_);
+    auto* codeLayout = new QVBoxLayout(codePage);
+    codeMethod_ = new QComboBox(codePage);
+    code_ = new CodeView(CodeHighlighter::Language::TorchScript, codePage);
+    auto* codeBar = new QHBoxLayout;
+    codeBar->addWidget(new QLabel(tr("Method:"), codePage));
+    codeBar->addWidget(codeMethod_, 1);
+    codeLayout->addLayout(codeBar);
+    codeLayout->addWidget(code_);
+    tabs_->addTab(codePage, tr("&Code"));
+    connect(codeMethod_, &QComboBox::currentIndexChanged, this, [this]() { showCode(); });
+    // Graph
+    auto* graphPage = new QWidget(tabs_);
+    auto* graphLayout = new QVBoxLayout(graphPage);
+    graphMethod_ = new QComboBox(graphPage);
+    inlined_ = new QCheckBox(tr("Inlined graph of forward (whole model)"), graphPage);
+    graph_ = new CodeView(CodeHighlighter::Language::GraphIr, graphPage);
+    auto* graphBar = new QHBoxLayout;
+    graphBar->addWidget(new QLabel(tr("Method:"), graphPage));
+    graphBar->addWidget(graphMethod_, 1);
+    graphBar->addWidget(inlined_);
+    graphLayout->addLayout(graphBar);
+    graphLayout->addWidget(graph_);
+    tabs_->addTab(graphPage, tr("&Graph"));
+    connect(graphMethod_, &QComboBox::currentIndexChanged, this, [this]() { showGraph(); });
+    connect(inlined_, &QCheckBox::toggled, this, [this]() { showGraph(); });
+    // Archive
+    auto* archivePage = new QSplitter(Qt::Vertical, tabs_);
+    archiveSummary_ = new QLabel(archivePage);
+    archiveSummary_->setWordWrap(true);
+    archiveSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    archiveSummary_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    recordsModel_ = new QStandardItemModel(this);
+    records_ = makeTable(recordsModel_, archivePage);
+    operatorsModel_ = new QStandardItemModel(this);
+    operators_ = makeTable(operatorsModel_, archivePage);
+    auto* extraBox = new QSplitter(Qt::Horizontal, archivePage);
+    extraFiles_ = new QListWidget(extraBox);
+    extraContent_ = new QPlainTextEdit(extraBox);
+    extraContent_->setReadOnly(true);
+    extraContent_->setFont(code_->editor()->font());
+    archivePage->addWidget(archiveSummary_);
+    archivePage->addWidget(records_);
+    archivePage->addWidget(operators_);
+    archivePage->addWidget(extraBox);
+    tabs_->addTab(archivePage, tr("&Archive"));
+    connect(extraFiles_, &QListWidget::currentTextChanged, this, [this](const QString& name) {
+        const auto found = model_.probe.extraFiles.find(name.toStdString());
+        if (found == model_.probe.extraFiles.end()) {
+            extraContent_->clear();
+            return;
+        }
+        const QByteArray content = QByteArray::fromStdString(found->second);
+        QJsonParseError error{};
+        const QJsonDocument json = QJsonDocument::fromJson(content, &error);
+        extraContent_->setPlainText(error.error == QJsonParseError::NoError
+                                        ? QString::fromUtf8(json.toJson(QJsonDocument::Indented))
+                                        : QString::fromUtf8(content));
+    });
+
+    splitter->addWidget(left);
+    splitter->addWidget(tabs_);
+    splitter->setStretchFactor(1, 3);
+    splitter->setSizes({440, 840});
+    inspectorLayout->addWidget(bannerBox);
+    inspectorLayout->addWidget(splitter, 1);
+
+    pages_->addWidget(start);
+    pages_->addWidget(inspector);
+    setCentralWidget(pages_);
+
+    statusFile_ = new QLabel(this);
+    statusModel_ = new QLabel(this);
+    statusRuntime_ = new QLabel(this);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 0);
+    progress_->setTextVisible(true);
+    progress_->setMaximumWidth(260);
+    progress_->hide();
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->hide();
+    connect(cancel_, &QPushButton::clicked, worker_, &WorkerClient::cancel);
+    statusBar()->addWidget(statusFile_, 1);
+    statusBar()->addWidget(statusModel_);
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancel_);
+    statusBar()->addPermanentWidget(statusRuntime_);
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this]() {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open TorchScript archive"), QFileInfo(currentFile_).absolutePath(),
+            tr("TorchScript archives (*.pt *.pth *.ptl *.zip);;All files (*)"));
+        if (!path.isEmpty()) {
+            openFile(path);
+        }
+    });
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    file->addAction(tr("&Reload"), QKeySequence::Refresh, this, [this]() { reload(); });
+    file->addAction(tr("Load Operator &Library…"), this, [this]() { chooseOperatorLibrary(); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Expand All"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Plus), tree_,
+                    &QTreeView::expandAll);
+    view->addAction(tr("&Collapse All"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Minus), tree_,
+                    &QTreeView::collapseAll);
+    view->addAction(tr("&Filter Modules"), QKeySequence(Qt::CTRL | Qt::Key_L), this, [this]() {
+        filter_->setFocus();
+        filter_->selectAll();
+    });
+    for (int i = 0; i < 4; ++i) {
+        view->addAction(tabs_->tabText(i).remove(QLatin1Char('&')),
+                        QKeySequence(QKeyCombination(Qt::ALT, static_cast<Qt::Key>(Qt::Key_1 + i))),
+                        this, [this, i]() { tabs_->setCurrentIndex(i); });
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About ScriptScope"), this, [this]() {
+        QMessageBox::about(
+            this, tr("About ScriptScope"),
+            tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch (TorchScript) models.</p>"
+               "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
+               "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::openFile(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    pendingFile_ = absolute;
+    reselectPath_ = absolute == currentFile_ ? selectedModulePath() : QString();
+    setBusy(true, tr("Opening %1").arg(QFileInfo(absolute).fileName()));
+    loadRequest_ = worker_->load(absolute, operatorLibraries_);
+}
+
+void MainWindow::reload() {
+    if (!currentFile_.isEmpty()) {
+        openFile(currentFile_);
+    }
+}
+
+void MainWindow::showModel(const ModelInfo& info) {
+    clearError();
+    model_ = info;
+    if (!currentFile_.isEmpty() && currentFile_ != pendingFile_) {
+        watcher_->removePath(currentFile_);
+    }
+    currentFile_ = pendingFile_;
+    if (!watcher_->files().contains(currentFile_)) {
+        watcher_->addPath(currentFile_);
+    }
+    addRecent(currentFile_);
+    setWindowTitle(QStringLiteral("%1 — ScriptScope").arg(QFileInfo(currentFile_).fileName()));
+
+    treeModel_->setModel(info);
+    tree_->expandToDepth(1);
+    fillArchive(info.probe);
+    pages_->setCurrentIndex(1);
+    QModelIndex select = treeModel_->indexOfPath(reselectPath_);
+    if (!select.isValid()) {
+        select = treeModel_->index(0, 0);
+    }
+    tree_->setCurrentIndex(treeProxy_->mapFromSource(select));
+    tree_->scrollTo(tree_->currentIndex());
+
+    statusFile_->setText(
+        QStringLiteral("%1 (%2)").arg(currentFile_, q(formatBytes(info.probe.fileSize))));
+    statusModel_->setText(tr("%1 modules, %2 parameters (%3), %4 methods")
+                              .arg(info.modules.size())
+                              .arg(QLocale().toString(static_cast<qulonglong>(info.parameterCount)))
+                              .arg(q(formatBytes(info.parameterBytes)))
+                              .arg(info.methodCount));
+    statusRuntime_->setText(tr("LibTorch %1").arg(q(info.torchVersion)));
+    Q_EMIT modelShown(currentFile_);
+}
+
+void MainWindow::showError(const Error& error) {
+    QString message = q(error.message);
+    if (!model_.modules.empty() && pendingFile_ != currentFile_) {
+        message += tr("\nStill showing %1.").arg(QFileInfo(currentFile_).fileName());
+    }
+    banner_->setText(message);
+    banner_->setToolTip(q(error.details));
+    bannerAction_->setVisible(error.kind == ErrorKind::MissingOperator);
+    banner_->parentWidget()->show();
+    pages_->setCurrentIndex(1);
+    Q_EMIT errorShown(message);
+}
+
+void MainWindow::clearError() {
+    banner_->clear();
+    banner_->parentWidget()->hide();
+}
+
+QString MainWindow::errorText() const {
+    return banner_->parentWidget()->isVisible() ? banner_->text() : QString();
+}
+QString MainWindow::codeText() const {
+    return code_->text();
+}
+QString MainWindow::graphText() const {
+    return graph_->text();
+}
+
+QString MainWindow::selectedModulePath() const {
+    return treeProxy_->data(tree_->currentIndex(), ModuleTreeModel::PathRole).toString();
+}
+
+const ModuleInfo* MainWindow::selectedModule() const {
+    return treeModel_->module(treeProxy_->mapToSource(tree_->currentIndex()));
+}
+
+void MainWindow::selectModule(const QString& path) {
+    tree_->setCurrentIndex(treeProxy_->mapFromSource(treeModel_->indexOfPath(path)));
+}
+
+void MainWindow::showModuleDetails() {
+    detailsModel_->clear();
+    detailsModel_->setHorizontalHeaderLabels(
+        {tr("Name"), tr("Shape / type"), tr("Dtype / value"), tr("Size")});
+    const ModuleInfo* m = selectedModule();
+    if (!m) {
+        detailsHeader_->clear();
+        return;
+    }
+    detailsHeader_->setText(QStringLiteral("<b>%1</b> &nbsp; <code>%2</code>")
+                                .arg(m->path.empty() ? tr("(root)") : q(m->path).toHtmlEscaped(),
+                                     q(m->type).toHtmlEscaped()));
+    auto section = [this](const QString& title, int count) {
+        auto* item = new QStandardItem(QStringLiteral("%1 (%2)").arg(title).arg(count));
+        item->setEditable(false);
+        QFont bold = item->font();
+        bold.setBold(true);
+        item->setFont(bold);
+        detailsModel_->appendRow(item);
+        return item;
+    };
+    auto* parameters = section(tr("Parameters"), static_cast<int>(m->parameters.size()));
+    for (const auto& t : m->parameters) {
+        parameters->appendRow(
+            row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes))}));
+    }
+    auto* buffers = section(tr("Buffers"), static_cast<int>(m->buffers.size()));
+    for (const auto& t : m->buffers) {
+        buffers->appendRow(
+            row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes))}));
+    }
+    auto* attributes = section(tr("Attributes"), static_cast<int>(m->attributes.size()));
+    for (const auto& a : m->attributes) {
+        attributes->appendRow(row({q(a.name), q(a.type), q(a.preview), QString()}));
+    }
+    auto* methods = section(tr("Methods"), static_cast<int>(m->methods.size()));
+    for (const auto& method : m->methods) {
+        methods->appendRow(row({q(method.name), q(method.schema), QString(), QString()}));
+    }
+    details_->expandAll();
+    details_->resizeColumnToContents(0);
+    details_->resizeColumnToContents(1);
+
+    for (QComboBox* combo : {codeMethod_, graphMethod_}) {
+        const QString previous = combo->currentText();
+        const QSignalBlocker block(combo);
+        combo->clear();
+        for (const auto& method : m->methods) {
+            combo->addItem(q(method.name));
+        }
+        const int keep = combo->findText(previous);
+        combo->setCurrentIndex(keep >= 0 ? keep
+                               : combo->findText(QStringLiteral("forward")) >= 0
+                                   ? combo->findText(QStringLiteral("forward"))
+                                   : 0);
+    }
+}
+
+void MainWindow::showCode() {
+    const ModuleInfo* m = selectedModule();
+    const int index = codeMethod_->currentIndex();
+    if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
+        code_->setText({});
+        return;
+    }
+    code_->setText(q(m->methods[static_cast<size_t>(index)].code));
+}
+
+void MainWindow::showGraph() {
+    graphMethod_->setEnabled(!inlined_->isChecked());
+    if (inlined_->isChecked()) {
+        graph_->setText(tr("# inlining forward…"));
+        graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
+        return;
+    }
+    const ModuleInfo* m = selectedModule();
+    const int index = graphMethod_->currentIndex();
+    if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
+        graph_->setText({});
+        return;
+    }
+    graph_->setText(q(m->methods[static_cast<size_t>(index)].graph));
+}
+
+void MainWindow::fillArchive(const ProbeResult& p) {
+    QStringList lines;
+    lines << tr("<b>%1</b>").arg(q(p.summary).toHtmlEscaped());
+    lines << tr("Archive folder: <code>%1/</code> &nbsp; Serialization version: %2 (this LibTorch "
+                "reads up to %3)")
+                 .arg(q(p.archiveName).toHtmlEscaped(), q(p.versionText).toHtmlEscaped())
+                 .arg(p.maxSupportedVersion);
+    archiveSummary_->setText(lines.join(QStringLiteral("<br>")));
+
+    recordsModel_->clear();
+    recordsModel_->setHorizontalHeaderLabels(
+        {tr("Record"), tr("Size"), tr("Stored size"), tr("Compression")});
+    for (const auto& r : p.records) {
+        auto items =
+            row({q(r.name), QString(), QString(), r.stored ? tr("stored") : tr("deflated")});
+        items[1]->setData(QVariant::fromValue<qulonglong>(r.size), Qt::DisplayRole);
+        items[2]->setData(QVariant::fromValue<qulonglong>(r.compressedSize), Qt::DisplayRole);
+        recordsModel_->appendRow(items);
+    }
+    records_->resizeColumnToContents(0);
+
+    operatorsModel_->clear();
+    operatorsModel_->setHorizontalHeaderLabels({tr("Operator used by the code"), tr("Available")});
+    for (const auto& op : p.operators) {
+        auto items = row({q(op.name), op.registered ? tr("yes") : tr("NOT REGISTERED")});
+        if (!op.registered) {
+            items[1]->setForeground(QColor(0xc0, 0x20, 0x20));
+        }
+        operatorsModel_->appendRow(items);
+    }
+    operators_->resizeColumnToContents(0);
+
+    extraFiles_->clear();
+    for (const auto& [name, content] : p.extraFiles) {
+        extraFiles_->addItem(q(name));
+    }
+    if (extraFiles_->count() > 0) {
+        extraFiles_->setCurrentRow(0);
+    } else {
+        extraContent_->setPlainText(tr("(no extra files)"));
+    }
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) {
+        recent.removeLast();
+    }
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    recentMenu_->clear();
+    startRecent_->clear();
+    for (const auto& path : recent) {
+        recentMenu_->addAction(path, this, [this, path]() { openFile(path); });
+        auto* item = new QListWidgetItem(
+            QFileInfo(path).fileName() + QStringLiteral("  —  ") + path, startRecent_);
+        item->setData(Qt::UserRole, path);
+    }
+    recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::setBusy(bool busy, const QString& what) {
+    progress_->setVisible(busy);
+    cancel_->setVisible(busy);
+    if (!what.isEmpty()) {
+        progress_->setFormat(what);
+    }
+}
+
+void MainWindow::chooseOperatorLibrary() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Load operator library"), {}, tr("Shared libraries (*.so *.so.*);;All files (*)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    if (!operatorLibraries_.contains(path)) {
+        operatorLibraries_ << path;
+        QSettings().setValue(QStringLiteral("operatorLibraries"), operatorLibraries_);
+    }
+    // The worker loads libraries before the archive: reopen what was being opened.
+    if (!pendingFile_.isEmpty()) {
+        openFile(pendingFile_);
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) {
+        openFile(urls.first().toLocalFile());
+        event->acceptProposedAction();
+    }
+}
+
+} // namespace scriptscope

@@ -1,0 +1,123 @@
+// The inspector's main window: module tree, details, code, graph IR and archive views of the model
+// the worker loaded. Everything that loads or runs a model goes through the WorkerClient.
+#pragma once
+
+#include <model_info.h>
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QFileSystemWatcher;
+class QLabel;
+class QLineEdit;
+class QComboBox;
+class QCheckBox;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QStandardItemModel;
+class QTabWidget;
+class QTimer;
+class QTreeView;
+class QListWidget;
+class QPlainTextEdit;
+class QMenu;
+
+namespace scriptscope {
+
+class CodeView;
+class ModuleTreeModel;
+class WorkerClient;
+struct Error;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    explicit MainWindow(WorkerClient* worker, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openFile(const QString& path);
+    void reload();
+    void selectModule(const QString& path);
+
+    // For tests and screenshots.
+    QString currentFile() const { return currentFile_; }
+    QString errorText() const;
+    QString codeText() const;
+    QString graphText() const;
+    QTreeView* moduleTree() const { return tree_; }
+    QTabWidget* tabs() const { return tabs_; }
+    const ModelInfo& model() const { return model_; }
+
+Q_SIGNALS:
+    void modelShown(const QString& path);
+    void errorShown(const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildUi();
+    void buildMenus();
+    void showModel(const ModelInfo& info);
+    void showError(const Error& error);
+    void clearError();
+    void showModuleDetails();
+    void showCode();
+    void showGraph();
+    void fillArchive(const ProbeResult& probe);
+    void addRecent(const QString& path);
+    void updateRecentMenu();
+    void setBusy(bool busy, const QString& what = {});
+    void chooseOperatorLibrary();
+    QString selectedModulePath() const;
+    const ModuleInfo* selectedModule() const;
+
+    WorkerClient* worker_;
+    ModelInfo model_;
+    QString currentFile_;
+    QString pendingFile_;
+    QString reselectPath_;
+    QStringList operatorLibraries_;
+    quint64 loadRequest_ = 0;
+    quint64 graphRequest_ = 0;
+
+    QStackedWidget* pages_ = nullptr;
+    QListWidget* startRecent_ = nullptr;
+    QLabel* banner_ = nullptr;
+    QPushButton* bannerAction_ = nullptr;
+    QLineEdit* filter_ = nullptr;
+    QTreeView* tree_ = nullptr;
+    ModuleTreeModel* treeModel_ = nullptr;
+    QSortFilterProxyModel* treeProxy_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QLabel* detailsHeader_ = nullptr;
+    QTreeView* details_ = nullptr;
+    QStandardItemModel* detailsModel_ = nullptr;
+    QComboBox* codeMethod_ = nullptr;
+    CodeView* code_ = nullptr;
+    QComboBox* graphMethod_ = nullptr;
+    QCheckBox* inlined_ = nullptr;
+    CodeView* graph_ = nullptr;
+    QLabel* archiveSummary_ = nullptr;
+    QTreeView* records_ = nullptr;
+    QStandardItemModel* recordsModel_ = nullptr;
+    QTreeView* operators_ = nullptr;
+    QStandardItemModel* operatorsModel_ = nullptr;
+    QListWidget* extraFiles_ = nullptr;
+    QPlainTextEdit* extraContent_ = nullptr;
+    QLabel* statusFile_ = nullptr;
+    QLabel* statusModel_ = nullptr;
+    QLabel* statusRuntime_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QFileSystemWatcher* watcher_ = nullptr;
+    QTimer* reloadTimer_ = nullptr;
+};
+
+} // namespace scriptscope

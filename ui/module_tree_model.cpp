@@ -1,0 +1,159 @@
+#include "module_tree_model.h"
+
+#include <format.h>
+
+#include <QLocale>
+
+#include <unordered_map>
+
+namespace scriptscope {
+
+QString shortTypeName(const std::string& qualified) {
+    const auto dot = qualified.rfind('.');
+    return QString::fromStdString(dot == std::string::npos ? qualified : qualified.substr(dot + 1));
+}
+
+ModuleTreeModel::ModuleTreeModel(QObject* parent)
+    : QAbstractItemModel(parent) {}
+
+void ModuleTreeModel::setModel(const ModelInfo& info) {
+    beginResetModel();
+    modules_ = info.modules;
+    nodes_.assign(modules_.size(), Node{});
+    std::unordered_map<std::string, int> byPath;
+    for (size_t i = 0; i < modules_.size(); ++i) {
+        byPath[modules_[i].path] = static_cast<int>(i);
+        nodes_[i].module = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < modules_.size(); ++i) {
+        for (const auto& childPath : modules_[i].children) {
+            const auto found = byPath.find(childPath);
+            if (found == byPath.end()) {
+                continue;
+            }
+            Node& child = nodes_[static_cast<size_t>(found->second)];
+            child.parent = static_cast<int>(i);
+            child.row = static_cast<int>(nodes_[i].children.size());
+            nodes_[i].children.push_back(found->second);
+        }
+    }
+    endResetModel();
+}
+
+void ModuleTreeModel::clear() {
+    beginResetModel();
+    modules_.clear();
+    nodes_.clear();
+    endResetModel();
+}
+
+const ModuleInfo* ModuleTreeModel::module(const QModelIndex& index) const {
+    if (!index.isValid() || index.internalId() >= nodes_.size()) {
+        return nullptr;
+    }
+    return &modules_[index.internalId()];
+}
+
+QModelIndex ModuleTreeModel::indexOfPath(const QString& path) const {
+    const std::string wanted = path.toStdString();
+    for (size_t i = 0; i < modules_.size(); ++i) {
+        if (modules_[i].path == wanted) {
+            return createIndex(nodes_[i].row, 0, static_cast<quintptr>(i));
+        }
+    }
+    return {};
+}
+
+QModelIndex ModuleTreeModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount) {
+        return {};
+    }
+    if (!parent.isValid()) {
+        // The root module is the only top-level row.
+        return row == 0 && !nodes_.empty() ? createIndex(0, column, quintptr(0)) : QModelIndex();
+    }
+    const Node& node = nodes_[parent.internalId()];
+    if (parent.column() != 0 || row >= static_cast<int>(node.children.size())) {
+        return {};
+    }
+    return createIndex(row, column, static_cast<quintptr>(node.children[static_cast<size_t>(row)]));
+}
+
+QModelIndex ModuleTreeModel::parent(const QModelIndex& child) const {
+    if (!child.isValid()) {
+        return {};
+    }
+    const Node& node = nodes_[child.internalId()];
+    if (node.parent < 0) {
+        return {};
+    }
+    return createIndex(nodes_[static_cast<size_t>(node.parent)].row, 0,
+                       static_cast<quintptr>(node.parent));
+}
+
+int ModuleTreeModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) {
+        return nodes_.empty() ? 0 : 1;
+    }
+    if (parent.column() != 0) {
+        return 0;
+    }
+    return static_cast<int>(nodes_[parent.internalId()].children.size());
+}
+
+int ModuleTreeModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
+
+QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
+    const ModuleInfo* m = module(index);
+    if (!m) {
+        return {};
+    }
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case NameColumn:
+            return m->path.empty() ? tr("(root)") : QString::fromStdString(m->name);
+        case TypeColumn:
+            return shortTypeName(m->type);
+        case ParametersColumn:
+            return QLocale().toString(static_cast<qulonglong>(m->totalParameterCount));
+        case BytesColumn:
+            return QString::fromStdString(formatBytes(m->totalBytes));
+        default:
+            return {};
+        }
+    case Qt::ToolTipRole:
+        return QString::fromStdString(m->type);
+    case Qt::TextAlignmentRole:
+        return index.column() >= ParametersColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                                  : QVariant();
+    case PathRole:
+        return QString::fromStdString(m->path);
+    case TypeRole:
+        return QString::fromStdString(m->type);
+    default:
+        return {};
+    }
+}
+
+QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+    case NameColumn:
+        return tr("Module");
+    case TypeColumn:
+        return tr("Type");
+    case ParametersColumn:
+        return tr("Parameters");
+    case BytesColumn:
+        return tr("Size");
+    default:
+        return {};
+    }
+}
+
+} // namespace scriptscope

@@ -1,0 +1,309 @@
+#include "worker_client.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QLocalServer>
+#include <QLocalSocket>
+#include <QUuid>
+
+#include <csignal>
+#include <cstring>
+
+namespace scriptscope {
+
+using namespace protocol;
+
+namespace {
+
+QString signalName(int signal) {
+    switch (signal) {
+    case SIGSEGV:
+        return QStringLiteral("a segmentation fault (SIGSEGV)");
+    case SIGBUS:
+        return QStringLiteral("a bus error (SIGBUS)");
+    case SIGABRT:
+        return QStringLiteral("an abort (SIGABRT)");
+    case SIGFPE:
+        return QStringLiteral("an arithmetic exception (SIGFPE)");
+    case SIGILL:
+        return QStringLiteral("an illegal instruction (SIGILL)");
+    case SIGKILL:
+        return QStringLiteral("SIGKILL (possibly the system's out-of-memory killer)");
+    default:
+        return QStringLiteral("signal %1 (%2)")
+            .arg(signal)
+            .arg(QString::fromLocal8Bit(::strsignal(signal)));
+    }
+}
+
+} // namespace
+
+WorkerClient::WorkerClient(QObject* parent)
+    : QObject(parent)
+    , workerPath_(QDir(QCoreApplication::applicationDirPath())
+                      .filePath(QStringLiteral("scriptscope-worker"))) {
+    timeout_.setSingleShot(true);
+    connect(&timeout_, &QTimer::timeout, this, [this]() {
+        timedOut_ = true;
+        stopWorker();
+    });
+}
+
+WorkerClient::~WorkerClient() {
+    if (process_) {
+        process_->disconnect(this);
+        process_->kill();
+        process_->waitForFinished(3000);
+    }
+}
+
+bool WorkerClient::ensureWorker(QString& why) {
+    if (process_ && process_->state() == QProcess::Running && socket_ &&
+        socket_->state() == QLocalSocket::ConnectedState) {
+        return true;
+    }
+    stopWorker();
+    server_ = std::make_unique<QLocalServer>();
+    server_->setSocketOptions(QLocalServer::UserAccessOption);
+    const QString name = QStringLiteral("scriptscope-%1-%2")
+                             .arg(QCoreApplication::applicationPid())
+                             .arg(QUuid::createUuid().toString(QUuid::Id128).left(12));
+    if (!server_->listen(name)) {
+        why = QStringLiteral("cannot open a local socket for the worker: %1")
+                  .arg(server_->errorString());
+        return false;
+    }
+    if (!QFileInfo(workerPath_).isExecutable()) {
+        why = QStringLiteral("the worker program %1 is missing; reinstall ScriptScope")
+                  .arg(workerPath_);
+        return false;
+    }
+    process_ = std::make_unique<QProcess>();
+    process_->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QStringList arguments{QStringLiteral("--socket"), name};
+    if (memoryLimitMb_ > 0) {
+        arguments << QStringLiteral("--memory-limit") << QString::number(memoryLimitMb_);
+    }
+    connect(process_.get(), &QProcess::finished, this, &WorkerClient::onWorkerFinished);
+    process_->start(workerPath_, arguments);
+    if (!process_->waitForStarted(10000) || !server_->waitForNewConnection(30000)) {
+        why = QStringLiteral("the worker did not start: %1").arg(process_->errorString());
+        stopWorker();
+        return false;
+    }
+    socket_ = server_->nextPendingConnection();
+    reader_ = FrameReader();
+    connect(socket_, &QLocalSocket::readyRead, this, &WorkerClient::onReadyRead);
+    return true;
+}
+
+quint64 WorkerClient::send(MessageType type, QCborMap body, int timeoutMs, const QString& what) {
+    const quint64 id = nextId_++;
+    if (pending_ != 0) {
+        // One request at a time: the newer one replaces the older (which is abandoned with its
+        // worker).
+        cancel();
+    }
+    QString why;
+    if (!ensureWorker(why)) {
+        Q_EMIT failed(id, Error(ErrorKind::Crashed, why.toStdString()));
+        return id;
+    }
+    pending_ = id;
+    pendingWhat_ = what;
+    timedOut_ = false;
+    cancelling_ = false;
+    timeout_.start(timeoutMs);
+    socket_->write(frame(encode(make(type, id, std::move(body)))));
+    socket_->flush();
+    Q_EMIT busyChanged(true);
+    return id;
+}
+
+quint64 WorkerClient::load(const QString& path, const QStringList& operatorLibraries) {
+    QCborMap body;
+    body.insert(QLatin1String("path"), path);
+    QCborArray libraries;
+    for (const auto& library : operatorLibraries) {
+        libraries.append(library);
+    }
+    body.insert(QLatin1String("op_libraries"), libraries);
+    return send(MessageType::Load, body, loadTimeoutMs_, QStringLiteral("loading '%1'").arg(path));
+}
+
+quint64 WorkerClient::probe(const QString& path) {
+    QCborMap body;
+    body.insert(QLatin1String("path"), path);
+    return send(MessageType::Probe, body, loadTimeoutMs_, QStringLiteral("reading '%1'").arg(path));
+}
+
+quint64 WorkerClient::code(const QString& modulePath, const QString& method) {
+    QCborMap body;
+    body.insert(QLatin1String("module"), modulePath);
+    body.insert(QLatin1String("method"), method);
+    return send(MessageType::Code, body, loadTimeoutMs_,
+                QStringLiteral("printing the code of %1").arg(method));
+}
+
+quint64 WorkerClient::graph(const QString& modulePath, const QString& method, bool inlined) {
+    QCborMap body;
+    body.insert(QLatin1String("module"), modulePath);
+    body.insert(QLatin1String("method"), method);
+    body.insert(QLatin1String("inlined"), inlined);
+    return send(MessageType::Graph, body, loadTimeoutMs_,
+                QStringLiteral("printing the graph of %1").arg(method));
+}
+
+quint64 WorkerClient::run(const RunRequest& request) {
+    return send(MessageType::Run, toCbor(request), runTimeoutMs_,
+                QStringLiteral("running %1").arg(QString::fromStdString(request.method)));
+}
+
+void WorkerClient::cancel() {
+    if (pending_ == 0) {
+        return;
+    }
+    cancelling_ = true;
+    stopWorker();
+}
+
+void WorkerClient::onReadyRead() {
+    reader_.append(socket_->readAll());
+    while (auto payload = reader_.next()) {
+        auto message = decode(*payload);
+        if (!message) {
+            failPending(ErrorKind::Internal,
+                        QStringLiteral("the worker sent a message this program cannot read (%1)")
+                            .arg(QString::fromStdString(message.error().message)));
+            stopWorker();
+            return;
+        }
+        const Message& m = *message;
+        if (m.type == MessageType::Ready) {
+            continue;
+        }
+        if (m.id != pending_ || pending_ == 0) {
+            continue; // an answer to an abandoned request
+        }
+        switch (m.type) {
+        case MessageType::Progress:
+            Q_EMIT progress(m.id, m.body.value(QLatin1String("stage")).toString(),
+                            m.body.value(QLatin1String("detail")).toString());
+            continue;
+        case MessageType::ModelInfo: {
+            const auto info = modelInfoFromCbor(m.body);
+            finishPending();
+            Q_EMIT loaded(m.id, info);
+            break;
+        }
+        case MessageType::ProbeResult: {
+            const auto result = probeResultFromCbor(m.body);
+            finishPending();
+            Q_EMIT probed(m.id, result);
+            break;
+        }
+        case MessageType::Text: {
+            const QString text = m.body.value(QLatin1String("text")).toString();
+            finishPending();
+            Q_EMIT textReady(m.id, text);
+            break;
+        }
+        case MessageType::RunResult: {
+            const auto result = runResultFromCbor(m.body);
+            finishPending();
+            Q_EMIT runFinished(m.id, result);
+            break;
+        }
+        case MessageType::Failure: {
+            const auto error = errorFromCbor(m.body);
+            finishPending();
+            Q_EMIT failed(m.id, error);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (reader_.failed()) {
+        failPending(ErrorKind::Internal,
+                    QStringLiteral("the worker sent a frame larger than the protocol allows"));
+        stopWorker();
+    }
+}
+
+void WorkerClient::finishPending() {
+    timeout_.stop();
+    pending_ = 0;
+    Q_EMIT busyChanged(false);
+}
+
+void WorkerClient::failPending(ErrorKind kind, const QString& message) {
+    if (pending_ == 0) {
+        return;
+    }
+    const quint64 id = pending_;
+    finishPending();
+    Q_EMIT failed(id, Error(kind, message.toStdString()));
+}
+
+void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
+    // Read what it said before it went, then explain what ended it.
+    if (socket_ && socket_->bytesAvailable() > 0) {
+        onReadyRead();
+    }
+    if (pending_ == 0) {
+        return;
+    }
+    const QString what = pendingWhat_;
+    if (cancelling_) {
+        failPending(ErrorKind::TimedOut, QStringLiteral("Cancelled %1.").arg(what));
+    } else if (timedOut_) {
+        failPending(
+            ErrorKind::TimedOut,
+            QStringLiteral(
+                "Stopped %1: it did not finish within %2 s (a hang in the archive's code or in "
+                "LibTorch). The limit is in the settings.")
+                .arg(what)
+                .arg(timeout_.interval() / 1000));
+    } else if (status == QProcess::CrashExit) {
+        // QProcess does not give the signal; the worker's status from the kernel would. The common
+        // cases are named by what Linux reports for a crash.
+        const int signal = exitCode > 0 && exitCode < 64 ? exitCode : SIGSEGV;
+        failPending(
+            ErrorKind::Crashed,
+            QStringLiteral(
+                "The worker crashed with %1 while %2: the archive is damaged or hostile, or "
+                "LibTorch has a bug. Everything you had open is kept; the next request starts "
+                "a new worker.")
+                .arg(signalName(signal), what));
+    } else {
+        failPending(
+            ErrorKind::Crashed,
+            QStringLiteral("The worker ended (exit code %1) while %2.").arg(exitCode).arg(what));
+    }
+}
+
+void WorkerClient::stopWorker() {
+    if (process_) {
+        if (process_->state() != QProcess::NotRunning) {
+            process_->kill();
+            process_->waitForFinished(
+                5000); // emits finished: the pending request fails with a reason
+        }
+        process_->disconnect(this);
+        process_.reset();
+    }
+    if (socket_) {
+        socket_->disconnect(this);
+        socket_->deleteLater();
+        socket_ = nullptr;
+    }
+    server_.reset();
+    if (pending_ != 0) {
+        failPending(ErrorKind::Crashed,
+                    QStringLiteral("The worker stopped while %1.").arg(pendingWhat_));
+    }
+}
+
+} // namespace scriptscope

@@ -1,0 +1,81 @@
+// The GUI's side of the worker process: starts scriptscope-worker, sends requests, and reports
+// progress, results and failures as signals. When the worker crashes, is killed or runs past its
+// time limit, the request fails with a message that says which file and what happened, and the
+// next request starts a new worker. The GUI never loads or runs a model itself.
+#pragma once
+
+#include <protocol.h>
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+
+#include <memory>
+
+class QLocalServer;
+class QLocalSocket;
+
+namespace scriptscope {
+
+class WorkerClient : public QObject {
+    Q_OBJECT
+
+public:
+    explicit WorkerClient(QObject* parent = nullptr);
+    ~WorkerClient() override;
+
+    // The worker executable; by default scriptscope-worker beside the running program.
+    void setWorkerPath(const QString& path) { workerPath_ = path; }
+    void setLoadTimeout(int milliseconds) { loadTimeoutMs_ = milliseconds; }
+    void setRunTimeout(int milliseconds) { runTimeoutMs_ = milliseconds; }
+    void setMemoryLimitMb(qint64 megabytes) { memoryLimitMb_ = megabytes; }
+
+    // Each returns the request's id, which the answering signal carries.
+    quint64 load(const QString& path, const QStringList& operatorLibraries = {});
+    quint64 probe(const QString& path);
+    quint64 code(const QString& modulePath, const QString& method);
+    quint64 graph(const QString& modulePath, const QString& method, bool inlined);
+    quint64 run(const RunRequest& request);
+
+    bool busy() const { return pending_ != 0; }
+    // Ends the worker (and with it whatever it was doing); the pending request fails as cancelled.
+    void cancel();
+
+Q_SIGNALS:
+    void progress(quint64 id, const QString& stage, const QString& detail);
+    void loaded(quint64 id, const scriptscope::ModelInfo& info);
+    void probed(quint64 id, const scriptscope::ProbeResult& result);
+    void textReady(quint64 id, const QString& text);
+    void runFinished(quint64 id, const scriptscope::RunResult& result);
+    void failed(quint64 id, const scriptscope::Error& error);
+    void busyChanged(bool busy);
+
+private:
+    quint64 send(protocol::MessageType type, QCborMap body, int timeoutMs, const QString& what);
+    bool ensureWorker(QString& why);
+    void onReadyRead();
+    void onWorkerFinished(int exitCode, QProcess::ExitStatus status);
+    void finishPending();
+    void failPending(ErrorKind kind, const QString& message);
+    void stopWorker();
+
+    QString workerPath_;
+    int loadTimeoutMs_ = 120000;
+    int runTimeoutMs_ = 300000;
+    qint64 memoryLimitMb_ = 0;
+    std::unique_ptr<QLocalServer> server_;
+    QLocalSocket* socket_ = nullptr;
+    std::unique_ptr<QProcess> process_;
+    protocol::FrameReader reader_;
+    quint64 nextId_ = 1;
+    quint64 pending_ = 0;
+    QString pendingWhat_; // "loading '/path/model.pt'", for messages
+    QTimer timeout_;
+    bool cancelling_ = false;
+    bool timedOut_ = false;
+};
+
+} // namespace scriptscope
