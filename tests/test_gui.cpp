@@ -17,6 +17,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeView>
 
 using namespace scriptscope;
@@ -158,6 +159,29 @@ private Q_SLOTS:
         // The next open works (after a crash, with a new worker).
         QVERIFY(open(fx("mycell_traced.pt")));
         QVERIFY(window_->errorText().isEmpty());
+    }
+
+    void hangIsStoppedByTheTimeLimit() {
+        QVERIFY(open(fx("compute.pt")));
+        worker_->setLoadTimeout(3000);
+        QVERIFY(open(fx("hang.pt"), false)); // its __setstate__ never returns
+        worker_->setLoadTimeout(120000);
+        QVERIFY2(window_->errorText().contains(QStringLiteral("did not finish within 3 s")),
+                 qPrintable(window_->errorText()));
+        QVERIFY(window_->currentFile().endsWith(QStringLiteral("compute.pt")));
+        QVERIFY(open(fx("mycell_traced.pt")));
+    }
+
+    void cancelEndsTheWork() {
+        QSignalSpy error(window_, &MainWindow::errorShown);
+        window_->openFile(fx("hang.pt"));
+        QVERIFY(worker_->busy());
+        QTimer::singleShot(500, worker_, &WorkerClient::cancel);
+        QVERIFY(error.wait(30000));
+        QVERIFY2(window_->errorText().startsWith(QStringLiteral("Cancelled loading")),
+                 qPrintable(window_->errorText()));
+        QVERIFY(!worker_->busy());
+        QVERIFY(open(fx("compute.pt")));
     }
 
     void reloadsWhenTheFileChanges() {

@@ -1,5 +1,7 @@
 #include "worker_client.h"
 
+#include <format.h>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -7,37 +9,9 @@
 #include <QLocalSocket>
 #include <QUuid>
 
-#include <csignal>
-#include <cstring>
-
 namespace scriptscope {
 
 using namespace protocol;
-
-namespace {
-
-QString signalName(int signal) {
-    switch (signal) {
-    case SIGSEGV:
-        return QStringLiteral("a segmentation fault (SIGSEGV)");
-    case SIGBUS:
-        return QStringLiteral("a bus error (SIGBUS)");
-    case SIGABRT:
-        return QStringLiteral("an abort (SIGABRT)");
-    case SIGFPE:
-        return QStringLiteral("an arithmetic exception (SIGFPE)");
-    case SIGILL:
-        return QStringLiteral("an illegal instruction (SIGILL)");
-    case SIGKILL:
-        return QStringLiteral("SIGKILL (possibly the system's out-of-memory killer)");
-    default:
-        return QStringLiteral("signal %1 (%2)")
-            .arg(signal)
-            .arg(QString::fromLocal8Bit(::strsignal(signal)));
-    }
-}
-
-} // namespace
 
 WorkerClient::WorkerClient(QObject* parent)
     : QObject(parent)
@@ -263,20 +237,17 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
             ErrorKind::TimedOut,
             QStringLiteral(
                 "Stopped %1: it did not finish within %2 s (a hang in the archive's code or in "
-                "LibTorch). The limit is in the settings.")
+                "LibTorch).")
                 .arg(what)
                 .arg(timeout_.interval() / 1000));
     } else if (status == QProcess::CrashExit) {
-        // QProcess does not give the signal; the worker's status from the kernel would. The common
-        // cases are named by what Linux reports for a crash.
-        const int signal = exitCode > 0 && exitCode < 64 ? exitCode : SIGSEGV;
-        failPending(
-            ErrorKind::Crashed,
-            QStringLiteral(
-                "The worker crashed with %1 while %2: the archive is damaged or hostile, or "
-                "LibTorch has a bug. Everything you had open is kept; the next request starts "
-                "a new worker.")
-                .arg(signalName(signal), what));
+        // On a crash, QProcess reports the signal that ended the process as its exit code.
+        failPending(ErrorKind::Crashed,
+                    QStringLiteral(
+                        "The worker crashed with %1 while %2: the archive is damaged or hostile, "
+                        "or LibTorch has a bug. Everything you had open is kept; the next request "
+                        "starts a new worker.")
+                        .arg(QString::fromStdString(describeSignal(exitCode)), what));
     } else {
         failPending(
             ErrorKind::Crashed,

@@ -31,40 +31,6 @@ void applyMemoryLimit(uint64_t bytes) {
     ::setrlimit(RLIMIT_AS, &limit);
 }
 
-std::string describeSignal(int signal) {
-    const char* name = nullptr;
-    switch (signal) {
-    case SIGSEGV:
-        name = "SIGSEGV (segmentation fault)";
-        break;
-    case SIGBUS:
-        name = "SIGBUS (bus error)";
-        break;
-    case SIGABRT:
-        name = "SIGABRT (aborted)";
-        break;
-    case SIGFPE:
-        name = "SIGFPE (arithmetic exception)";
-        break;
-    case SIGILL:
-        name = "SIGILL (illegal instruction)";
-        break;
-    case SIGKILL:
-        name = "SIGKILL (killed, possibly by the system's out-of-memory killer)";
-        break;
-    case SIGTERM:
-        name = "SIGTERM (terminated)";
-        break;
-    default:
-        break;
-    }
-    if (name) {
-        return name;
-    }
-    const char* text = ::strsignal(signal);
-    return "signal " + std::to_string(signal) + (text ? std::string(" (") + text + ")" : "");
-}
-
 ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits) {
     ChildOutcome outcome;
     std::vector<char*> argv;

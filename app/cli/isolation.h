@@ -28,9 +28,6 @@ uint64_t defaultMemoryLimit();
 // stdout and stderr.
 ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits);
 
-// "SIGSEGV (segmentation fault)"
-std::string describeSignal(int signal);
-
 // Applies the memory limit to the calling process (the child calls it on itself).
 void applyMemoryLimit(uint64_t bytes);
 

@@ -2,6 +2,7 @@
 #include "isolation.h"
 
 #include <engine.h>
+#include <format.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 

@@ -2,7 +2,9 @@
 #include "format.h"
 #include "model_info.h"
 
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 
 namespace scriptscope {
 
@@ -77,6 +79,40 @@ std::string formatBytes(uint64_t bytes) {
     char text[32];
     std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
     return text;
+}
+
+std::string describeSignal(int signal) {
+    const char* name = nullptr;
+    switch (signal) {
+    case SIGSEGV:
+        name = "SIGSEGV (segmentation fault)";
+        break;
+    case SIGBUS:
+        name = "SIGBUS (bus error)";
+        break;
+    case SIGABRT:
+        name = "SIGABRT (aborted)";
+        break;
+    case SIGFPE:
+        name = "SIGFPE (arithmetic exception)";
+        break;
+    case SIGILL:
+        name = "SIGILL (illegal instruction)";
+        break;
+    case SIGKILL:
+        name = "SIGKILL (killed, possibly by the system's out-of-memory killer)";
+        break;
+    case SIGTERM:
+        name = "SIGTERM (terminated)";
+        break;
+    default:
+        break;
+    }
+    if (name) {
+        return name;
+    }
+    const char* text = ::strsignal(signal);
+    return "signal " + std::to_string(signal) + (text ? std::string(" (") + text + ")" : "");
 }
 
 } // namespace scriptscope
