@@ -13,7 +13,9 @@
 #include <QAbstractItemModelTester>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -119,6 +121,56 @@ private Q_SLOTS:
         saveScreenshot(window_, QStringLiteral("graph-view"));
         window_->tabs()->setCurrentIndex(0);
         saveScreenshot(window_, QStringLiteral("details-view"));
+    }
+
+    void viewModelsAreProperModels() {
+        QAbstractItemModelTester details(window_->detailsModel(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester records(window_->recordsModel(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester operators(window_->operatorsModel(),
+                                           QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(open(fx("rich.pt")));
+        window_->selectModule(QStringLiteral("features.1"));
+        QVERIFY(open(fx("extra_files.pt")));
+        QVERIFY(window_->recordsModel()->rowCount() > 5);
+        QCOMPARE(window_->operatorsModel()->rowCount(), 1);
+    }
+
+    void statisticsOnDemand() {
+        QVERIFY(open(fx("rich.pt")));
+        window_->selectModule(QStringLiteral("features.1")); // BatchNorm2d: 2 parameters, 3 buffers
+        QSignalSpy shown(window_, &MainWindow::statisticsShown);
+        window_->requestStatistics();
+        QVERIFY(shown.wait(30000));
+        const QStandardItem* parameters = window_->detailsModel()->item(0);
+        QCOMPARE(parameters->rowCount(), 2);
+        // BatchNorm2d's weight starts at ones, its bias at zeros.
+        QCOMPARE(parameters->child(0, 0)->text(), QStringLiteral("weight"));
+        QCOMPARE(parameters->child(0, 4)->text(), QStringLiteral("min 1  max 1  mean 1  std 0"));
+        QCOMPARE(parameters->child(1, 4)->text(), QStringLiteral("min 0  max 0  mean 0  std 0"));
+        const QStandardItem* buffers = window_->detailsModel()->item(1);
+        QCOMPARE(buffers->child(1, 0)->text(), QStringLiteral("running_var"));
+        QCOMPARE(buffers->child(1, 4)->text(), QStringLiteral("min 1  max 1  mean 1  std 0"));
+        window_->tabs()->setCurrentIndex(0);
+        saveScreenshot(window_, QStringLiteral("details-statistics"));
+    }
+
+    void devicesInTheStatusBar() {
+        QVERIFY(open(fx("compute.pt")));
+        QVERIFY2(window_->runtimeText().startsWith(QStringLiteral("LibTorch ")),
+                 qPrintable(window_->runtimeText()));
+        QVERIFY(window_->runtimeText().contains(QStringLiteral("CPU")));
+    }
+
+    void offersTorchvisionsLibrary() {
+        QVERIFY(open(fx("torchvision_nms.pt"), false));
+        QVERIFY(window_->errorText().contains(QStringLiteral("torchvision::nms")));
+        // python3-torchvision is installed here: the window offers its library by name.
+        const QString library =
+            QString::fromStdString(readText(fixture("torchvision_library.txt")));
+        QCOMPARE(window_->bannerActionText(),
+                 QStringLiteral("Load ") + QFileInfo(library).fileName());
     }
 
     void archiveView() {

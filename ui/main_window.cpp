@@ -7,6 +7,7 @@
 #include <format.h>
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -39,6 +40,8 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
+
+#include <map>
 
 namespace scriptscope {
 
@@ -93,6 +96,8 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
+    applyTheme(settings.value(QStringLiteral("theme"), QStringLiteral("system")).toString());
     operatorLibraries_ = settings.value(QStringLiteral("operatorLibraries")).toStringList();
     updateRecentMenu();
 
@@ -118,10 +123,35 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
         }
     });
     connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
-        if (id == loadRequest_ || id == graphRequest_) {
+        if (id == loadRequest_ || id == graphRequest_ || id == statisticsRequest_) {
             showError(error);
         }
     });
+    connect(worker_, &WorkerClient::statisticsReady, this,
+            [this](quint64 id, const std::vector<OutputValue>& values) {
+                if (id == statisticsRequest_) {
+                    showStatistics(values);
+                }
+            });
+    connect(
+        worker_, &WorkerClient::devicesKnown, this,
+        [this](const std::vector<DeviceInfo>& devices, const QString& libtorch) {
+            QStringList names, reasons;
+            for (const auto& d : devices) {
+                QString name = d.id == "cpu" ? tr("CPU") : q(d.name.empty() ? d.id : d.name);
+                if (d.memoryBytes) {
+                    name += QStringLiteral(" (%1)").arg(q(formatBytes(d.memoryBytes)));
+                }
+                if (!d.available) {
+                    name = tr("%1 unavailable").arg(q(d.id == "cuda" ? std::string("CUDA") : d.id));
+                    reasons << q(d.reason);
+                }
+                names << name;
+            }
+            statusRuntime_->setText(
+                tr("LibTorch %1 · %2").arg(libtorch, names.join(QStringLiteral(" · "))));
+            statusRuntime_->setToolTip(reasons.join(QLatin1Char('\n')));
+        });
     connect(worker_, &WorkerClient::progress, this,
             [this](quint64, const QString& stage, const QString& detail) {
                 progress_->setFormat(stage + QStringLiteral(" ") + QFileInfo(detail).fileName());
@@ -183,9 +213,16 @@ void MainWindow::buildUi() {
     banner_->setPalette(bannerPalette);
     bannerBox->hide();
     connect(bannerClose, &QPushButton::clicked, this, [this]() { clearError(); });
-    connect(bannerAction_, &QPushButton::clicked, this, [this]() { chooseOperatorLibrary(); });
+    connect(bannerAction_, &QPushButton::clicked, this, [this]() {
+        if (suggestedLibrary_.isEmpty()) {
+            chooseOperatorLibrary();
+        } else {
+            addOperatorLibrary(suggestedLibrary_);
+        }
+    });
 
     auto* splitter = new QSplitter(Qt::Horizontal, inspector);
+    splitter_ = splitter;
     splitter->setObjectName(QStringLiteral("mainSplitter"));
     auto* left = new QWidget(splitter);
     auto* leftLayout = new QVBoxLayout(left);
@@ -234,7 +271,15 @@ void MainWindow::buildUi() {
     details_->setModel(detailsModel_);
     details_->setUniformRowHeights(true);
     details_->setAlternatingRowColors(true);
-    detailsLayout->addWidget(detailsHeader_);
+    statisticsButton_ = new QPushButton(tr("Compute &statistics"), detailsPage);
+    statisticsButton_->setToolTip(
+        tr("min, max, mean, std and NaN/Inf counts of this module's parameters and "
+           "buffers (reads every value)"));
+    auto* detailsBar = new QHBoxLayout;
+    detailsBar->addWidget(detailsHeader_, 1);
+    detailsBar->addWidget(statisticsButton_);
+    detailsLayout->addLayout(detailsBar);
+    connect(statisticsButton_, &QPushButton::clicked, this, [this]() { requestStatistics(); });
     detailsLayout->addWidget(details_);
     tabs_->addTab(detailsPage, tr("&Details"));
     // Code
@@ -358,6 +403,22 @@ void MainWindow::buildMenus() {
                         this, [this, i]() { tabs_->setCurrentIndex(i); });
     }
 
+    QMenu* theme = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const QString current =
+        QSettings().value(QStringLiteral("theme"), QStringLiteral("system")).toString();
+    for (const auto& [key, label] : {std::pair{QStringLiteral("system"), tr("&System")},
+                                     std::pair{QStringLiteral("light"), tr("&Light")},
+                                     std::pair{QStringLiteral("dark"), tr("&Dark")}}) {
+        QAction* action = theme->addAction(label, this, [this, key = key]() {
+            QSettings().setValue(QStringLiteral("theme"), key);
+            applyTheme(key);
+        });
+        action->setCheckable(true);
+        action->setChecked(key == current);
+        themes->addAction(action);
+    }
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About ScriptScope"), this, [this]() {
         QMessageBox::about(
@@ -414,7 +475,6 @@ void MainWindow::showModel(const ModelInfo& info) {
                               .arg(QLocale().toString(static_cast<qulonglong>(info.parameterCount)))
                               .arg(q(formatBytes(info.parameterBytes)))
                               .arg(info.methodCount));
-    statusRuntime_->setText(tr("LibTorch %1").arg(q(info.torchVersion)));
     Q_EMIT modelShown(currentFile_);
 }
 
@@ -425,6 +485,11 @@ void MainWindow::showError(const Error& error) {
     }
     banner_->setText(message);
     banner_->setToolTip(q(error.details));
+    suggestedLibrary_ = q(error.library);
+    bannerAction_->setText(suggestedLibrary_.isEmpty()
+                               ? tr("Load operator library…")
+                               : tr("Load %1").arg(QFileInfo(suggestedLibrary_).fileName()));
+    bannerAction_->setToolTip(suggestedLibrary_);
     bannerAction_->setVisible(error.kind == ErrorKind::MissingOperator);
     banner_->parentWidget()->show();
     pages_->setCurrentIndex(1);
@@ -479,24 +544,28 @@ void MainWindow::showModuleDetails() {
         detailsModel_->appendRow(item);
         return item;
     };
+    auto tensorRow = [](const TensorInfo& t) {
+        // The last column is filled by "Compute statistics".
+        return row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes)), QString()});
+    };
     auto* parameters = section(tr("Parameters"), static_cast<int>(m->parameters.size()));
     for (const auto& t : m->parameters) {
-        parameters->appendRow(
-            row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes))}));
+        parameters->appendRow(tensorRow(t));
     }
     auto* buffers = section(tr("Buffers"), static_cast<int>(m->buffers.size()));
     for (const auto& t : m->buffers) {
-        buffers->appendRow(
-            row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes))}));
+        buffers->appendRow(tensorRow(t));
     }
     auto* attributes = section(tr("Attributes"), static_cast<int>(m->attributes.size()));
     for (const auto& a : m->attributes) {
-        attributes->appendRow(row({q(a.name), q(a.type), q(a.preview), QString()}));
+        attributes->appendRow(row({q(a.name), q(a.type), q(a.preview), QString(), QString()}));
     }
     auto* methods = section(tr("Methods"), static_cast<int>(m->methods.size()));
     for (const auto& method : m->methods) {
-        methods->appendRow(row({q(method.name), q(method.schema), QString(), QString()}));
+        methods->appendRow(
+            row({q(method.name), q(method.schema), QString(), QString(), QString()}));
     }
+    statisticsButton_->setEnabled(!m->parameters.empty() || !m->buffers.empty());
     details_->expandAll();
     details_->resizeColumnToContents(0);
     details_->resizeColumnToContents(1);
@@ -621,9 +690,12 @@ void MainWindow::setBusy(bool busy, const QString& what) {
 void MainWindow::chooseOperatorLibrary() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Load operator library"), {}, tr("Shared libraries (*.so *.so.*);;All files (*)"));
-    if (path.isEmpty()) {
-        return;
+    if (!path.isEmpty()) {
+        addOperatorLibrary(path);
     }
+}
+
+void MainWindow::addOperatorLibrary(const QString& path) {
     if (!operatorLibraries_.contains(path)) {
         operatorLibraries_ << path;
         QSettings().setValue(QStringLiteral("operatorLibraries"), operatorLibraries_);
@@ -634,10 +706,85 @@ void MainWindow::chooseOperatorLibrary() {
     }
 }
 
+void MainWindow::requestStatistics() {
+    if (const ModuleInfo* m = selectedModule()) {
+        statisticsRequest_ = worker_->statistics(q(m->path));
+    }
+}
+
+void MainWindow::showStatistics(const std::vector<OutputValue>& values) {
+    std::map<QString, const OutputValue*> byName;
+    for (const auto& v : values) {
+        byName[q(v.key)] = &v;
+    }
+    // The Parameters and Buffers sections are the first two.
+    for (int section = 0; section < 2 && section < detailsModel_->rowCount(); ++section) {
+        QStandardItem* parent = detailsModel_->item(section);
+        for (int r = 0; r < parent->rowCount(); ++r) {
+            const auto found = byName.find(parent->child(r, 0)->text());
+            QStandardItem* cell = parent->child(r, 4);
+            if (found == byName.end() || !cell) {
+                continue;
+            }
+            const OutputValue& v = *found->second;
+            QString text = v.numel == 0 ? tr("empty")
+                                        : tr("min %1  max %2  mean %3  std %4")
+                                              .arg(v.min, 0, 'g', 4)
+                                              .arg(v.max, 0, 'g', 4)
+                                              .arg(v.mean, 0, 'g', 4)
+                                              .arg(v.stddev, 0, 'g', 4);
+            if (v.nanCount || v.infCount) {
+                text += tr("  NaN %1  Inf %2").arg(v.nanCount).arg(v.infCount);
+                cell->setForeground(QColor(0xc0, 0x20, 0x20));
+            }
+            cell->setText(text);
+            cell->setToolTip(text);
+        }
+    }
+    details_->resizeColumnToContents(4);
+    Q_EMIT statisticsShown();
+}
+
+QString MainWindow::runtimeText() const {
+    return statusRuntime_->text();
+}
+
+QString MainWindow::bannerActionText() const {
+    return bannerAction_->isVisibleTo(this) ? bannerAction_->text() : QString();
+}
+
+void MainWindow::applyTheme(const QString& theme) {
+    static const QPalette systemPalette = QApplication::palette();
+    if (theme == QStringLiteral("system")) {
+        QApplication::setPalette(systemPalette);
+        return;
+    }
+    QPalette p;
+    const bool dark = theme == QStringLiteral("dark");
+    const QColor window = dark ? QColor(0x2b, 0x2b, 0x2b) : QColor(0xf4, 0xf4, 0xf4);
+    const QColor base = dark ? QColor(0x1e, 0x1e, 0x1e) : Qt::white;
+    const QColor text = dark ? QColor(0xe0, 0xe0, 0xe0) : QColor(0x20, 0x20, 0x20);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, dark ? QColor(0x26, 0x26, 0x26) : QColor(0xf0, 0xf0, 0xf0));
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText,
+               dark ? QColor(0x80, 0x80, 0x80) : QColor(0x90, 0x90, 0x90));
+    p.setColor(QPalette::Highlight, QColor(0x2f, 0x7d, 0xd1));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    QApplication::setPalette(p);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/splitter"), splitter_->saveState());
     QMainWindow::closeEvent(event);
 }
 

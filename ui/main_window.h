@@ -3,6 +3,7 @@
 #pragma once
 
 #include <model_info.h>
+#include <run_types.h>
 
 #include <QMainWindow>
 #include <QStringList>
@@ -15,6 +16,7 @@ class QCheckBox;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSplitter;
 class QStackedWidget;
 class QStandardItemModel;
 class QTabWidget;
@@ -50,8 +52,16 @@ public:
     QTreeView* moduleTree() const { return tree_; }
     QTabWidget* tabs() const { return tabs_; }
     const ModelInfo& model() const { return model_; }
+    QStandardItemModel* detailsModel() const { return detailsModel_; }
+    QStandardItemModel* recordsModel() const { return recordsModel_; }
+    QStandardItemModel* operatorsModel() const { return operatorsModel_; }
+    QString runtimeText() const;
+    QString bannerActionText() const;
+    // Asks the worker for the selected module's tensor statistics (the Details tab's button).
+    void requestStatistics();
 
 Q_SIGNALS:
+    void statisticsShown();
     void modelShown(const QString& path);
     void errorShown(const QString& message);
 
@@ -74,6 +84,9 @@ private:
     void updateRecentMenu();
     void setBusy(bool busy, const QString& what = {});
     void chooseOperatorLibrary();
+    void addOperatorLibrary(const QString& path);
+    void showStatistics(const std::vector<OutputValue>& values);
+    void applyTheme(const QString& theme);
     QString selectedModulePath() const;
     const ModuleInfo* selectedModule() const;
 
@@ -85,11 +98,15 @@ private:
     QStringList operatorLibraries_;
     quint64 loadRequest_ = 0;
     quint64 graphRequest_ = 0;
+    quint64 statisticsRequest_ = 0;
+    QString suggestedLibrary_;
 
     QStackedWidget* pages_ = nullptr;
     QListWidget* startRecent_ = nullptr;
     QLabel* banner_ = nullptr;
     QPushButton* bannerAction_ = nullptr;
+    QPushButton* statisticsButton_ = nullptr;
+    QSplitter* splitter_ = nullptr;
     QLineEdit* filter_ = nullptr;
     QTreeView* tree_ = nullptr;
     ModuleTreeModel* treeModel_ = nullptr;

@@ -9,6 +9,8 @@
 #include <QLocalSocket>
 #include <QUuid>
 
+#include <unistd.h>
+
 namespace scriptscope {
 
 using namespace protocol;
@@ -17,6 +19,13 @@ WorkerClient::WorkerClient(QObject* parent)
     : QObject(parent)
     , workerPath_(QDir(QCoreApplication::applicationDirPath())
                       .filePath(QStringLiteral("scriptscope-worker"))) {
+    // The worker's address space is limited to three quarters of physical memory by default, so a
+    // model that allocates without bound fails there instead of driving the machine into swap.
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long pageSize = ::sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && pageSize > 0) {
+        memoryLimitMb_ = static_cast<qint64>(pages) * pageSize / 4 * 3 / (1 << 20);
+    }
     timeout_.setSingleShot(true);
     connect(&timeout_, &QTimer::timeout, this, [this]() {
         timedOut_ = true;
@@ -129,6 +138,13 @@ quint64 WorkerClient::graph(const QString& modulePath, const QString& method, bo
                 QStringLiteral("printing the graph of %1").arg(method));
 }
 
+quint64 WorkerClient::statistics(const QString& modulePath) {
+    QCborMap body;
+    body.insert(QLatin1String("module"), modulePath);
+    return send(MessageType::Statistics, body, loadTimeoutMs_,
+                QStringLiteral("computing statistics of '%1'").arg(modulePath));
+}
+
 quint64 WorkerClient::run(const RunRequest& request) {
     return send(MessageType::Run, toCbor(request), runTimeoutMs_,
                 QStringLiteral("running %1").arg(QString::fromStdString(request.method)));
@@ -155,6 +171,11 @@ void WorkerClient::onReadyRead() {
         }
         const Message& m = *message;
         if (m.type == MessageType::Ready) {
+            std::vector<DeviceInfo> devices;
+            for (const auto& device : m.body.value(QLatin1String("devices")).toArray()) {
+                devices.push_back(deviceFromCbor(device.toMap()));
+            }
+            Q_EMIT devicesKnown(devices, m.body.value(QLatin1String("libtorch")).toString());
             continue;
         }
         if (m.id != pending_ || pending_ == 0) {
@@ -187,6 +208,15 @@ void WorkerClient::onReadyRead() {
             const auto result = runResultFromCbor(m.body);
             finishPending();
             Q_EMIT runFinished(m.id, result);
+            break;
+        }
+        case MessageType::Values: {
+            std::vector<OutputValue> values;
+            for (const auto& value : m.body.value(QLatin1String("values")).toArray()) {
+                values.push_back(outputFromCbor(value.toMap()));
+            }
+            finishPending();
+            Q_EMIT statisticsReady(m.id, values);
             break;
         }
         case MessageType::Failure: {

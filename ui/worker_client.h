@@ -39,6 +39,8 @@ public:
     quint64 code(const QString& modulePath, const QString& method);
     quint64 graph(const QString& modulePath, const QString& method, bool inlined);
     quint64 run(const RunRequest& request);
+    // Statistics of a module's parameters and buffers (they read every value, so only on request).
+    quint64 statistics(const QString& modulePath);
 
     bool busy() const { return pending_ != 0; }
     // Ends the worker (and with it whatever it was doing); the pending request fails as cancelled.
@@ -51,6 +53,10 @@ Q_SIGNALS:
     void textReady(quint64 id, const QString& text);
     void runFinished(quint64 id, const scriptscope::RunResult& result);
     void failed(quint64 id, const scriptscope::Error& error);
+    void statisticsReady(quint64 id, const std::vector<scriptscope::OutputValue>& values);
+    // What the worker can run on, said once by each new worker.
+    void devicesKnown(const std::vector<scriptscope::DeviceInfo>& devices,
+                      const QString& libtorchVersion);
     void busyChanged(bool busy);
 
 private:

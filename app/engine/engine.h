@@ -58,6 +58,10 @@ public:
 
     Expected<RunResult> run(const RunRequest& request);
 
+    // min/max/mean/std and NaN/Inf counts of the module's own parameters and buffers, computed on
+    // request (they read every value). Each value's key is the tensor's name.
+    Expected<std::vector<OutputValue>> tensorStatistics(const std::string& modulePath) const;
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

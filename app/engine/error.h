@@ -37,6 +37,8 @@ struct Error {
     std::string details; // the full text behind it (LibTorch's tracebacks), when there is more
     // The operator behind a MissingOperator error ("torchvision::nms"), so a GUI can offer a fix.
     std::string operatorName;
+    // For a MissingOperator error: a library on this machine known to define it, or empty.
+    std::string library;
 };
 
 // A value or an Error. Small on purpose: the engine's results are plain structs.

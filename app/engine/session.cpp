@@ -95,19 +95,20 @@ Expected<torch::Device> parseDevice(const std::string& text) {
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-// Where the library for a namespace people commonly need is installed on this machine, as advice.
-std::string operatorLibraryHint(const std::string& operatorName) {
+// The library on this machine that defines operators people commonly need: torchvision's _C
+// (from python3-torchvision) for torchvision::*. Empty when none is known or installed.
+std::string knownOperatorLibrary(const std::string& operatorName) {
     if (operatorName.rfind("torchvision::", 0) != 0) {
         return {};
     }
+    std::string library;
     glob_t found{};
-    std::string hint = " (torchvision's operators are in torchvision's _C library";
     if (::glob("/usr/lib/python3/dist-packages/torchvision/_C*.so", 0, nullptr, &found) == 0 &&
         found.gl_pathc > 0) {
-        hint += ", here " + std::string(found.gl_pathv[0]);
+        library = found.gl_pathv[0];
     }
     ::globfree(&found);
-    return hint + ")";
+    return library;
 }
 
 std::string cudaDeviceName(int64_t index, uint64_t* memory) {
@@ -427,10 +428,13 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
                         "it again with PyTorch " +
                         libtorchVersion() + ", or build ScriptScope against a newer LibTorch.";
         } else if (e.kind == ErrorKind::MissingOperator) {
-            e.message = "'" + path + "' calls the operator " + e.operatorName +
-                        ", which is not registered. Load the library that defines it with "
-                        "--op-library PATH" +
-                        operatorLibraryHint(e.operatorName) + ".";
+            e.library = knownOperatorLibrary(e.operatorName);
+            e.message =
+                "'" + path + "' calls the operator " + e.operatorName +
+                ", which is not registered. Load the library that defines it first "
+                "(scriptscope-cli --op-library PATH; in the GUI, File > Load Operator "
+                "Library)" +
+                (e.library.empty() ? std::string() : "; this machine has it in " + e.library) + ".";
         } else {
             e.message = "cannot load '" + path + "': " + e.message;
         }
@@ -467,6 +471,31 @@ Expected<std::string> Session::graph(const std::string& modulePath, const std::s
         return found.error();
     }
     return inlined ? inlinedGraph(*found) : found->graph()->toString();
+}
+
+Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& modulePath) const {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    auto module = findModule(*impl_->module, modulePath);
+    if (!module) {
+        return module.error();
+    }
+    std::vector<OutputValue> values;
+    try {
+        c10::InferenceMode guard;
+        for (const auto& p : module->named_parameters(/*recurse=*/false)) {
+            values.push_back(detail::describeOutput(p.value, 0));
+            values.back().key = p.name;
+        }
+        for (const auto& b : module->named_buffers(/*recurse=*/false)) {
+            values.push_back(detail::describeOutput(b.value, 0));
+            values.back().key = b.name;
+        }
+    } catch (const std::exception& error) {
+        return errorFromException(error, ErrorKind::Internal);
+    }
+    return values;
 }
 
 Expected<RunResult> Session::run(const RunRequest& request) {

@@ -232,26 +232,7 @@ InputSpec inputSpecFromCbor(const QCborMap& m) {
     return spec;
 }
 
-QCborMap toCbor(const OutputValue& v) {
-    QCborMap m;
-    put(m, "kind", static_cast<int>(v.kind));
-    put(m, "key", text(v.key));
-    put(m, "shape", numbers(v.shape));
-    put(m, "dtype", text(v.dtype));
-    put(m, "device", text(v.device));
-    put(m, "stats", QCborArray{v.min, v.max, v.mean, v.stddev});
-    put(m, "counts", QCborArray{qint64(v.nanCount), qint64(v.infCount), qint64(v.numel)});
-    put(m, "preview", numbers(v.preview));
-    put(m, "text", text(v.text));
-    QCborArray children;
-    for (const auto& child : v.children) {
-        children.append(toCbor(child));
-    }
-    put(m, "children", children);
-    return m;
-}
-
-OutputValue outputFromCbor(const QCborMap& m, int depth = 0) {
+OutputValue outputAt(const QCborMap& m, int depth) {
     OutputValue v;
     v.kind = static_cast<OutputValue::Kind>(integer(m, "kind"));
     v.key = text(m, "key");
@@ -271,13 +252,56 @@ OutputValue outputFromCbor(const QCborMap& m, int depth = 0) {
     v.text = text(m, "text");
     if (depth < 64) { // a hostile message cannot recurse without bound
         for (const auto& child : array(m, "children")) {
-            v.children.push_back(outputFromCbor(child.toMap(), depth + 1));
+            v.children.push_back(outputAt(child.toMap(), depth + 1));
         }
     }
     return v;
 }
 
 } // namespace
+
+QCborMap toCbor(const OutputValue& v) {
+    QCborMap m;
+    put(m, "kind", static_cast<int>(v.kind));
+    put(m, "key", text(v.key));
+    put(m, "shape", numbers(v.shape));
+    put(m, "dtype", text(v.dtype));
+    put(m, "device", text(v.device));
+    put(m, "stats", QCborArray{v.min, v.max, v.mean, v.stddev});
+    put(m, "counts", QCborArray{qint64(v.nanCount), qint64(v.infCount), qint64(v.numel)});
+    put(m, "preview", numbers(v.preview));
+    put(m, "text", text(v.text));
+    QCborArray children;
+    for (const auto& child : v.children) {
+        children.append(toCbor(child));
+    }
+    put(m, "children", children);
+    return m;
+}
+
+OutputValue outputFromCbor(const QCborMap& map) {
+    return outputAt(map, 0);
+}
+
+QCborMap toCbor(const DeviceInfo& d) {
+    QCborMap m;
+    put(m, "id", text(d.id));
+    put(m, "name", text(d.name));
+    put(m, "memory", qint64(d.memoryBytes));
+    put(m, "available", d.available);
+    put(m, "reason", text(d.reason));
+    return m;
+}
+
+DeviceInfo deviceFromCbor(const QCborMap& m) {
+    DeviceInfo d;
+    d.id = text(m, "id");
+    d.name = text(m, "name");
+    d.memoryBytes = static_cast<uint64_t>(integer(m, "memory"));
+    d.available = boolean(m, "available");
+    d.reason = text(m, "reason");
+    return d;
+}
 
 QByteArray encode(const Message& message) {
     QCborMap map;
@@ -311,7 +335,7 @@ Expected<Message> decode(const QByteArray& bytes) {
     }
     const QCborValue type = map.value(QLatin1String("type"));
     if (!type.isInteger() || type.toInteger() < static_cast<int>(MessageType::Probe) ||
-        type.toInteger() > static_cast<int>(MessageType::Failure)) {
+        type.toInteger() > static_cast<int>(kLastMessageType)) {
         return Error(ErrorKind::Internal, "malformed message: unknown type");
     }
     const QCborValue id = map.value(QLatin1String("id"));
@@ -525,12 +549,14 @@ QCborMap toCbor(const Error& e) {
     put(m, "message", text(e.message));
     put(m, "details", text(e.details));
     put(m, "operator", text(e.operatorName));
+    put(m, "library", text(e.library));
     return m;
 }
 
 Error errorFromCbor(const QCborMap& m) {
     Error e(static_cast<ErrorKind>(integer(m, "kind")), text(m, "message"), text(m, "details"));
     e.operatorName = text(m, "operator");
+    e.library = text(m, "library");
     return e;
 }
 

@@ -24,21 +24,24 @@ constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
     // GUI -> worker
-    Probe = 1, // {path}
-    Load,      // {path, op_libraries: [...], device}
-    Code,      // {module, method}
-    Graph,     // {module, method, inlined}
-    Run,       // RunRequest
-    Shutdown,  // {}
+    Probe = 1,  // {path}
+    Load,       // {path, op_libraries: [...], device}
+    Code,       // {module, method}
+    Graph,      // {module, method, inlined}
+    Run,        // RunRequest
+    Shutdown,   // {}
+    Statistics, // {module}: statistics of its parameters and buffers
     // worker -> GUI
-    Ready,       // {pid, libtorch}: sent once when the worker has connected
+    Ready,       // {pid, libtorch, devices: [...]}: sent once when the worker has connected
     Progress,    // {stage, detail}
     ProbeResult, // ProbeResult
     ModelInfo,   // ModelInfo
     Text,        // {text}
     RunResult,   // RunResult
     Failure,     // Error
+    Values,      // {values: [OutputValue...]}
 };
+constexpr MessageType kLastMessageType = MessageType::Values;
 
 struct Message {
     MessageType type = MessageType::Shutdown;
@@ -76,12 +79,16 @@ QCborMap toCbor(const ModelInfo& value);
 QCborMap toCbor(const RunRequest& value);
 QCborMap toCbor(const RunResult& value);
 QCborMap toCbor(const Error& value);
+QCborMap toCbor(const OutputValue& value);
+QCborMap toCbor(const DeviceInfo& value);
 
 ProbeResult probeResultFromCbor(const QCborMap& map);
 ModelInfo modelInfoFromCbor(const QCborMap& map);
 RunRequest runRequestFromCbor(const QCborMap& map);
 RunResult runResultFromCbor(const QCborMap& map);
 Error errorFromCbor(const QCborMap& map);
+OutputValue outputFromCbor(const QCborMap& map);
+DeviceInfo deviceFromCbor(const QCborMap& map);
 
 // A message of the given type with a body, for brevity at call sites.
 Message make(MessageType type, quint64 id, QCborMap body = {});

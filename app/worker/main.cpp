@@ -94,6 +94,22 @@ public:
             }
             return true;
         }
+        case MessageType::Statistics: {
+            progress(m.id, "statistics", str("module"));
+            const auto values = session_.tensorStatistics(str("module"));
+            if (values) {
+                QCborArray array;
+                for (const auto& value : *values) {
+                    array.append(toCbor(value));
+                }
+                QCborMap body;
+                body.insert(QLatin1String("values"), array);
+                send(make(MessageType::Values, m.id, body));
+            } else {
+                fail(m.id, values.error());
+            }
+            return true;
+        }
         case MessageType::Shutdown:
             return false;
         default:
@@ -158,6 +174,11 @@ int main(int argc, char** argv) {
     QCborMap ready;
     ready.insert(QLatin1String("pid"), qint64(::getpid()));
     ready.insert(QLatin1String("libtorch"), QString::fromStdString(libtorchVersion()));
+    QCborArray devices;
+    for (const auto& device : listDevices()) {
+        devices.append(toCbor(device));
+    }
+    ready.insert(QLatin1String("devices"), devices);
     worker.send(make(MessageType::Ready, 0, ready));
     return app.exec();
 }
