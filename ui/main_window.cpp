@@ -569,6 +569,8 @@ void MainWindow::showModuleDetails() {
     details_->expandAll();
     details_->resizeColumnToContents(0);
     details_->resizeColumnToContents(1);
+    // Long method schemas would push the other columns out of view; they are in the tooltips.
+    details_->setColumnWidth(1, std::min(details_->columnWidth(1), 320));
 
     for (QComboBox* combo : {codeMethod_, graphMethod_}) {
         const QString previous = combo->currentText();

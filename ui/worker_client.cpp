@@ -42,11 +42,15 @@ WorkerClient::~WorkerClient() {
 }
 
 bool WorkerClient::ensureWorker(QString& why) {
-    if (process_ && process_->state() == QProcess::Running && socket_ &&
-        socket_->state() == QLocalSocket::ConnectedState) {
-        return true;
+    if (process_ && process_->state() != QProcess::NotRunning) {
+        return true; // running, or starting and about to connect
     }
     stopWorker();
+    if (!QFileInfo(workerPath_).isExecutable()) {
+        why = QStringLiteral("the worker program %1 is missing; reinstall ScriptScope")
+                  .arg(workerPath_);
+        return false;
+    }
     server_ = std::make_unique<QLocalServer>();
     server_->setSocketOptions(QLocalServer::UserAccessOption);
     const QString name = QStringLiteral("scriptscope-%1-%2")
@@ -55,13 +59,10 @@ bool WorkerClient::ensureWorker(QString& why) {
     if (!server_->listen(name)) {
         why = QStringLiteral("cannot open a local socket for the worker: %1")
                   .arg(server_->errorString());
+        server_.reset();
         return false;
     }
-    if (!QFileInfo(workerPath_).isExecutable()) {
-        why = QStringLiteral("the worker program %1 is missing; reinstall ScriptScope")
-                  .arg(workerPath_);
-        return false;
-    }
+    connect(server_.get(), &QLocalServer::newConnection, this, &WorkerClient::onWorkerConnected);
     process_ = std::make_unique<QProcess>();
     process_->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     QStringList arguments{QStringLiteral("--socket"), name};
@@ -69,16 +70,30 @@ bool WorkerClient::ensureWorker(QString& why) {
         arguments << QStringLiteral("--memory-limit") << QString::number(memoryLimitMb_);
     }
     connect(process_.get(), &QProcess::finished, this, &WorkerClient::onWorkerFinished);
+    connect(process_.get(), &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart) {
+            failPending(ErrorKind::Crashed,
+                        QStringLiteral("The worker program %1 could not start: %2")
+                            .arg(workerPath_, process_->errorString()));
+            stopWorker();
+        }
+    });
     process_->start(workerPath_, arguments);
-    if (!process_->waitForStarted(10000) || !server_->waitForNewConnection(30000)) {
-        why = QStringLiteral("the worker did not start: %1").arg(process_->errorString());
-        stopWorker();
-        return false;
+    return true;
+}
+
+void WorkerClient::onWorkerConnected() {
+    if (socket_ || !server_) {
+        return;
     }
     socket_ = server_->nextPendingConnection();
     reader_ = FrameReader();
     connect(socket_, &QLocalSocket::readyRead, this, &WorkerClient::onReadyRead);
-    return true;
+    if (!outbox_.isEmpty()) {
+        socket_->write(outbox_);
+        socket_->flush();
+        outbox_.clear();
+    }
 }
 
 quint64 WorkerClient::send(MessageType type, QCborMap body, int timeoutMs, const QString& what) {
@@ -98,8 +113,13 @@ quint64 WorkerClient::send(MessageType type, QCborMap body, int timeoutMs, const
     timedOut_ = false;
     cancelling_ = false;
     timeout_.start(timeoutMs);
-    socket_->write(frame(encode(make(type, id, std::move(body)))));
-    socket_->flush();
+    const QByteArray bytes = frame(encode(make(type, id, std::move(body))));
+    if (socket_) {
+        socket_->write(bytes);
+        socket_->flush();
+    } else {
+        outbox_ = bytes; // the worker is starting
+    }
     Q_EMIT busyChanged(true);
     return id;
 }
@@ -301,6 +321,7 @@ void WorkerClient::stopWorker() {
         socket_ = nullptr;
     }
     server_.reset();
+    outbox_.clear();
     if (pending_ != 0) {
         failPending(ErrorKind::Crashed,
                     QStringLiteral("The worker stopped while %1.").arg(pendingWhat_));

@@ -61,7 +61,9 @@ Q_SIGNALS:
 
 private:
     quint64 send(protocol::MessageType type, QCborMap body, int timeoutMs, const QString& what);
+    // Starts a worker unless one runs; it connects back later (the GUI thread never waits for it).
     bool ensureWorker(QString& why);
+    void onWorkerConnected();
     void onReadyRead();
     void onWorkerFinished(int exitCode, QProcess::ExitStatus status);
     void finishPending();
@@ -76,6 +78,7 @@ private:
     QLocalSocket* socket_ = nullptr;
     std::unique_ptr<QProcess> process_;
     protocol::FrameReader reader_;
+    QByteArray outbox_; // the request written once a starting worker has connected
     quint64 nextId_ = 1;
     quint64 pending_ = 0;
     QString pendingWhat_; // "loading '/path/model.pt'", for messages
