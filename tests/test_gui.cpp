@@ -4,6 +4,7 @@
 // Saves screenshots of the main views to the build folder (screenshots/), to be looked at.
 #include "test_support.h"
 
+#include <code_view.h>
 #include <main_window.h>
 #include <module_tree_model.h>
 #include <worker_client.h>
@@ -14,6 +15,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -123,6 +125,26 @@ private Q_SLOTS:
         saveScreenshot(window_, QStringLiteral("details-view"));
     }
 
+    void valueHighlighting() {
+        // Clicking %x.1 in a graph marks its definition and every use.
+        CodeView view(CodeHighlighter::Language::GraphIr);
+        const auto expected = nlohmann::json::parse(readText(fixture("compute.expected.json")));
+        const QString graph =
+            QString::fromStdString(expected["graph"][":forward"].get<std::string>());
+        view.setText(graph);
+        view.editor()->highlightValue(QStringLiteral("%x.1"));
+        const auto selections = view.editor()->extraSelections();
+        // %x.1 is a graph input used by two selects and the warp; %x0.1 must not count.
+        QCOMPARE(selections.size(), static_cast<int>(graph.count(
+                                        QRegularExpression(QStringLiteral(R"(%x\.1(?![\w.]))")))));
+        QVERIFY(selections.size() >= 3);
+        QCOMPARE(selections.first().format.fontWeight(), int(QFont::Bold)); // the definition
+        QVERIFY(view.find(QStringLiteral("my_ops::warp_perspective")));
+        QCOMPARE(view.editor()->textCursor().selectedText(),
+                 QStringLiteral("my_ops::warp_perspective"));
+        QVERIFY(!view.find(QStringLiteral("no such text")));
+    }
+
     void viewModelsAreProperModels() {
         QAbstractItemModelTester details(window_->detailsModel(),
                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -221,6 +243,21 @@ private Q_SLOTS:
         QVERIFY2(window_->errorText().contains(QStringLiteral("did not finish within 3 s")),
                  qPrintable(window_->errorText()));
         QVERIFY(window_->currentFile().endsWith(QStringLiteral("compute.pt")));
+        QVERIFY(open(fx("mycell_traced.pt")));
+    }
+
+    void memoryLimit() {
+        QVERIFY(open(fx("compute.pt")));
+        const qint64 defaultLimit = worker_->memoryLimitMb();
+        QVERIFY(defaultLimit > 0); // a share of physical memory by default
+        worker_->setMemoryLimitMb(1500);
+        worker_->stop();
+        QVERIFY(open(fx("hog.pt"), false)); // allocates 64 MiB at a time while loading
+        QVERIFY2(window_->errorText().contains(QStringLiteral("memory limit of 1.5 GiB")),
+                 qPrintable(window_->errorText()));
+        QVERIFY(window_->currentFile().endsWith(QStringLiteral("compute.pt")));
+        worker_->setMemoryLimitMb(defaultLimit);
+        worker_->stop();
         QVERIFY(open(fx("mycell_traced.pt")));
     }
 

@@ -240,7 +240,11 @@ void WorkerClient::onReadyRead() {
             break;
         }
         case MessageType::Failure: {
-            const auto error = errorFromCbor(m.body);
+            auto error = errorFromCbor(m.body);
+            if (error.kind == ErrorKind::OutOfMemory && memoryLimitMb_ > 0) {
+                error.message += " The worker hit its memory limit of " +
+                                 formatBytes(static_cast<uint64_t>(memoryLimitMb_) << 20) + ".";
+            }
             finishPending();
             Q_EMIT failed(m.id, error);
             break;

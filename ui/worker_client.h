@@ -31,7 +31,11 @@ public:
     void setWorkerPath(const QString& path) { workerPath_ = path; }
     void setLoadTimeout(int milliseconds) { loadTimeoutMs_ = milliseconds; }
     void setRunTimeout(int milliseconds) { runTimeoutMs_ = milliseconds; }
+    // Applies to the next worker started (see stop()).
     void setMemoryLimitMb(qint64 megabytes) { memoryLimitMb_ = megabytes; }
+    qint64 memoryLimitMb() const { return memoryLimitMb_; }
+    // Ends the worker now; the next request starts a new one (with the current settings).
+    void stop() { stopWorker(); }
 
     // Each returns the request's id, which the answering signal carries.
     quint64 load(const QString& path, const QStringList& operatorLibraries = {});
