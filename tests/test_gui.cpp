@@ -235,6 +235,32 @@ private Q_SLOTS:
         QVERIFY(window_->errorText().isEmpty());
     }
 
+    void newWorkerKnowsTheShownModel() {
+        // After a crash the next worker has no model; questions about the shown model still work.
+        QVERIFY(open(fx("wrap_rnn.pt")));
+        QVERIFY(open(fx("crash.pt"), false));
+        QSignalSpy text(worker_, &WorkerClient::textReady);
+        const quint64 id = worker_->graph(QString(), QStringLiteral("forward"), true);
+        QVERIFY(text.wait(60000));
+        QCOMPARE(text.first().at(0).toULongLong(), id);
+        const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
+        QCOMPARE(text.first().at(1).toString().toStdString(),
+                 expected["inlined"].get<std::string>());
+    }
+
+    void newerRequestReplacesAQueuedOne() {
+        QVERIFY(open(fx("rich.pt")));
+        QSignalSpy statistics(worker_, &WorkerClient::statisticsReady);
+        QSignalSpy failures(worker_, &WorkerClient::failed);
+        worker_->graph(QString(), QStringLiteral("forward"), true); // runs
+        worker_->statistics(QStringLiteral("features.0"));          // queued, then replaced
+        const quint64 last = worker_->statistics(QStringLiteral("head"));
+        QTRY_COMPARE_WITH_TIMEOUT(statistics.size(), 1, 60000);
+        QCOMPARE(statistics.first().at(0).toULongLong(), last);
+        QCOMPARE(failures.size(), 0);
+        QTRY_VERIFY(!worker_->busy());
+    }
+
     void hangIsStoppedByTheTimeLimit() {
         QVERIFY(open(fx("compute.pt")));
         worker_->setLoadTimeout(3000);

@@ -119,11 +119,18 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     });
     connect(worker_, &WorkerClient::textReady, this, [this](quint64 id, const QString& text) {
         if (id == graphRequest_) {
-            graph_->setText(text);
+            graphRequest_ = 0;
+            inlinedGraph_ = text;
+            if (inlined_->isChecked()) {
+                graph_->setText(text);
+            }
         }
     });
     connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
         if (id == loadRequest_ || id == graphRequest_ || id == statisticsRequest_) {
+            if (id == graphRequest_) {
+                graphRequest_ = 0; // asking again may work (the next worker loads the model first)
+            }
             showError(error);
         }
     });
@@ -447,6 +454,8 @@ void MainWindow::reload() {
 void MainWindow::showModel(const ModelInfo& info) {
     clearError();
     model_ = info;
+    inlinedGraph_.clear();
+    graphRequest_ = 0;
     if (!currentFile_.isEmpty() && currentFile_ != pendingFile_) {
         watcher_->removePath(currentFile_);
     }
@@ -600,8 +609,15 @@ void MainWindow::showCode() {
 void MainWindow::showGraph() {
     graphMethod_->setEnabled(!inlined_->isChecked());
     if (inlined_->isChecked()) {
-        graph_->setText(tr("# inlining forward…"));
-        graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
+        // The whole model's graph does not depend on the selected module: print it once per model.
+        if (!inlinedGraph_.isEmpty()) {
+            graph_->setText(inlinedGraph_);
+        } else {
+            graph_->setText(tr("# inlining forward…"));
+            if (graphRequest_ == 0) { // not asked yet
+                graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
+            }
+        }
         return;
     }
     const ModuleInfo* m = selectedModule();

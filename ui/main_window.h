@@ -99,6 +99,7 @@ private:
     quint64 loadRequest_ = 0;
     quint64 graphRequest_ = 0;
     quint64 statisticsRequest_ = 0;
+    QString inlinedGraph_; // of the shown model's forward, once the worker has printed it
     QString suggestedLibrary_;
 
     QStackedWidget* pages_ = nullptr;

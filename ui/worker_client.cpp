@@ -9,6 +9,8 @@
 #include <QLocalSocket>
 #include <QUuid>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 namespace scriptscope {
@@ -98,30 +100,48 @@ void WorkerClient::onWorkerConnected() {
 
 quint64 WorkerClient::send(MessageType type, QCborMap body, int timeoutMs, const QString& what) {
     const quint64 id = nextId_++;
-    if (pending_ != 0) {
-        // One request at a time: the newer one replaces the older (which is abandoned with its
-        // worker).
-        cancel();
+    // Clicking through modules while the worker is busy must not pile up stale requests.
+    queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                                [type](const Request& r) { return r.type == type; }),
+                 queue_.end());
+    queue_.push_back(Request{id, type, std::move(body), timeoutMs, what});
+    dispatch();
+    return id;
+}
+
+void WorkerClient::dispatch() {
+    if (pending_ != 0 || queue_.empty()) {
+        return;
     }
+    Request request = std::move(queue_.front());
+    queue_.pop_front();
+    const bool fresh = !process_ || process_->state() == QProcess::NotRunning;
     QString why;
     if (!ensureWorker(why)) {
-        Q_EMIT failed(id, Error(ErrorKind::Crashed, why.toStdString()));
-        return id;
+        Q_EMIT failed(request.id, Error(ErrorKind::Crashed, why.toStdString()));
+        dispatch();
+        return;
     }
-    pending_ = id;
-    pendingWhat_ = what;
+    pending_ = request.id;
     timedOut_ = false;
     cancelling_ = false;
-    timeout_.start(timeoutMs);
-    const QByteArray bytes = frame(encode(make(type, id, std::move(body))));
+    timeout_.start(request.timeoutMs);
+    QByteArray bytes;
+    if (fresh && loadedBody_ && request.type != MessageType::Load &&
+        request.type != MessageType::Probe) {
+        // A new worker has no model yet: load the one the window shows (its answer, id 0, is not
+        // reported) before the question about it.
+        bytes += frame(encode(make(MessageType::Load, 0, *loadedBody_)));
+    }
+    bytes += frame(encode(make(request.type, request.id, request.body)));
+    running_ = std::move(request);
     if (socket_) {
         socket_->write(bytes);
         socket_->flush();
     } else {
-        outbox_ = bytes; // the worker is starting
+        outbox_ += bytes; // the worker is starting
     }
     Q_EMIT busyChanged(true);
-    return id;
 }
 
 quint64 WorkerClient::load(const QString& path, const QStringList& operatorLibraries) {
@@ -171,6 +191,12 @@ quint64 WorkerClient::run(const RunRequest& request) {
 }
 
 void WorkerClient::cancel() {
+    while (!queue_.empty()) {
+        const Request dropped = std::move(queue_.front());
+        queue_.pop_front();
+        Q_EMIT failed(dropped.id,
+                      Error(ErrorKind::TimedOut, "Cancelled " + dropped.what.toStdString() + "."));
+    }
     if (pending_ == 0) {
         return;
     }
@@ -208,6 +234,7 @@ void WorkerClient::onReadyRead() {
             continue;
         case MessageType::ModelInfo: {
             const auto info = modelInfoFromCbor(m.body);
+            loadedBody_ = running_.body;
             finishPending();
             Q_EMIT loaded(m.id, info);
             break;
@@ -263,7 +290,12 @@ void WorkerClient::onReadyRead() {
 void WorkerClient::finishPending() {
     timeout_.stop();
     pending_ = 0;
-    Q_EMIT busyChanged(false);
+    if (queue_.empty()) {
+        Q_EMIT busyChanged(false);
+    } else {
+        // After the answer's signal has been handled.
+        QMetaObject::invokeMethod(this, &WorkerClient::dispatch, Qt::QueuedConnection);
+    }
 }
 
 void WorkerClient::failPending(ErrorKind kind, const QString& message) {
@@ -283,7 +315,7 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
     if (pending_ == 0) {
         return;
     }
-    const QString what = pendingWhat_;
+    const QString what = running_.what;
     if (cancelling_) {
         failPending(ErrorKind::TimedOut, QStringLiteral("Cancelled %1.").arg(what));
     } else if (timedOut_) {
@@ -328,7 +360,7 @@ void WorkerClient::stopWorker() {
     outbox_.clear();
     if (pending_ != 0) {
         failPending(ErrorKind::Crashed,
-                    QStringLiteral("The worker stopped while %1.").arg(pendingWhat_));
+                    QStringLiteral("The worker stopped while %1.").arg(running_.what));
     }
 }
 

@@ -13,7 +13,9 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <deque>
 #include <memory>
+#include <optional>
 
 class QLocalServer;
 class QLocalSocket;
@@ -46,8 +48,9 @@ public:
     // Statistics of a module's parameters and buffers (they read every value, so only on request).
     quint64 statistics(const QString& modulePath);
 
-    bool busy() const { return pending_ != 0; }
-    // Ends the worker (and with it whatever it was doing); the pending request fails as cancelled.
+    bool busy() const { return pending_ != 0 || !queue_.empty(); }
+    // Ends the worker (and with it whatever it was doing); the running and queued requests fail as
+    // cancelled.
     void cancel();
 
 Q_SIGNALS:
@@ -64,7 +67,17 @@ Q_SIGNALS:
     void busyChanged(bool busy);
 
 private:
+    struct Request {
+        quint64 id = 0;
+        protocol::MessageType type = protocol::MessageType::Probe;
+        QCborMap body;
+        int timeoutMs = 0;
+        QString what; // "loading '/path/model.pt'", for messages
+    };
+
+    // Requests run one at a time, in order; a newer request replaces a queued one of the same kind.
     quint64 send(protocol::MessageType type, QCborMap body, int timeoutMs, const QString& what);
+    void dispatch();
     // Starts a worker unless one runs; it connects back later (the GUI thread never waits for it).
     bool ensureWorker(QString& why);
     void onWorkerConnected();
@@ -84,8 +97,12 @@ private:
     protocol::FrameReader reader_;
     QByteArray outbox_; // the request written once a starting worker has connected
     quint64 nextId_ = 1;
-    quint64 pending_ = 0;
-    QString pendingWhat_; // "loading '/path/model.pt'", for messages
+    quint64 pending_ = 0; // the id of the request the worker is working on
+    Request running_;
+    std::deque<Request> queue_;
+    // The last load that succeeded: a new worker (after a crash or a cancel) loads it again before
+    // it answers questions about the model the window shows.
+    std::optional<QCborMap> loadedBody_;
     QTimer timeout_;
     bool cancelling_ = false;
     bool timedOut_ = false;

@@ -741,9 +741,8 @@ int main(int argc, char** argv) {
     if (!options.inProcess) {
         return supervise(options, args);
     }
-    if (options.supervised) {
-        // The limit was set before exec; nothing to do but report it in messages.
-    } else if (options.memoryLimitGiven) {
+    // A supervised child had its limit set before exec; in-process runs apply it themselves.
+    if (!options.supervised && options.memoryLimitGiven) {
         applyMemoryLimit(options.memoryLimit);
     }
     return execute(options);
