@@ -12,10 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDir>
+#include <QDropEvent>
 #include <QFile>
 #include <QFileInfo>
+#include <QMimeData>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -23,6 +27,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QTreeView>
+#include <QUrl>
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
@@ -259,6 +264,15 @@ private Q_SLOTS:
         QCOMPARE(statistics.first().at(0).toULongLong(), last);
         QCOMPARE(failures.size(), 0);
         QTRY_VERIFY(!worker_->busy());
+    }
+
+    void recentFiles() {
+        QVERIFY(open(fx("decision_gate.pt")));
+        QVERIFY(open(fx("mycell_traced.pt")));
+        const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+        QCOMPARE(recent.value(0), QFileInfo(fx("mycell_traced.pt")).absoluteFilePath());
+        QCOMPARE(recent.value(1), QFileInfo(fx("decision_gate.pt")).absoluteFilePath());
+        QCOMPARE(recent.count(recent.value(0)), 1); // no duplicates
     }
 
     void hangIsStoppedByTheTimeLimit() {
