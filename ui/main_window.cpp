@@ -53,14 +53,6 @@ QString q(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-QString shapeText(const std::vector<int64_t>& shape) {
-    QStringList parts;
-    for (const auto d : shape) {
-        parts << QString::number(d);
-    }
-    return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
-}
-
 QList<QStandardItem*> row(const QStringList& texts) {
     QList<QStandardItem*> items;
     for (const auto& text : texts) {
@@ -555,7 +547,8 @@ void MainWindow::showModuleDetails() {
     };
     auto tensorRow = [](const TensorInfo& t) {
         // The last column is filled by "Compute statistics".
-        return row({q(t.name), shapeText(t.shape), q(t.dtype), q(formatBytes(t.bytes)), QString()});
+        return row(
+            {q(t.name), q(formatShape(t.shape)), q(t.dtype), q(formatBytes(t.bytes)), QString()});
     };
     auto* parameters = section(tr("Parameters"), static_cast<int>(m->parameters.size()));
     for (const auto& t : m->parameters) {

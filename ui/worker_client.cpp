@@ -1,6 +1,7 @@
 #include "worker_client.h"
 
 #include <format.h>
+#include <process_limits.h>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -10,8 +11,6 @@
 #include <QUuid>
 
 #include <algorithm>
-
-#include <unistd.h>
 
 namespace scriptscope {
 
@@ -23,11 +22,7 @@ WorkerClient::WorkerClient(QObject* parent)
                       .filePath(QStringLiteral("scriptscope-worker"))) {
     // The worker's address space is limited to three quarters of physical memory by default, so a
     // model that allocates without bound fails there instead of driving the machine into swap.
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long pageSize = ::sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && pageSize > 0) {
-        memoryLimitMb_ = static_cast<qint64>(pages) * pageSize / 4 * 3 / (1 << 20);
-    }
+    memoryLimitMb_ = static_cast<qint64>(defaultMemoryLimit() >> 20);
     timeout_.setSingleShot(true);
     connect(&timeout_, &QTimer::timeout, this, [this]() {
         timedOut_ = true;

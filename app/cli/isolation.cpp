@@ -1,5 +1,7 @@
 #include "isolation.h"
 
+#include <process_limits.h>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -11,25 +13,6 @@
 #include <unistd.h>
 
 namespace scriptscope::cli {
-
-uint64_t defaultMemoryLimit() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long pageSize = ::sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || pageSize <= 0) {
-        return 0;
-    }
-    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4 * 3;
-}
-
-void applyMemoryLimit(uint64_t bytes) {
-    if (bytes == 0) {
-        return;
-    }
-    rlimit limit{};
-    limit.rlim_cur = bytes;
-    limit.rlim_max = bytes;
-    ::setrlimit(RLIMIT_AS, &limit);
-}
 
 ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits) {
     ChildOutcome outcome;

@@ -20,15 +20,9 @@ struct ChildOutcome {
     std::string error; // for SpawnFailed
 };
 
-// The default memory limit: three quarters of physical memory.
-uint64_t defaultMemoryLimit();
-
 // Starts `/proc/self/exe arguments...` with the limits applied, waits for it at most
 // limits.timeoutSeconds, and kills it (and so everything it started) past that. The child shares
 // stdout and stderr.
 ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits);
-
-// Applies the memory limit to the calling process (the child calls it on itself).
-void applyMemoryLimit(uint64_t bytes);
 
 } // namespace scriptscope::cli

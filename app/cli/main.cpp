@@ -5,6 +5,7 @@
 #include <format.h>
 #include <input_spec.h>
 #include <matrix_io.h>
+#include <process_limits.h>
 
 #include <nlohmann/json.hpp>
 
@@ -246,14 +247,6 @@ Options parseArguments(const std::vector<std::string>& args) {
     return o;
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) {
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    }
-    return s + "]";
-}
-
 std::string firstLine(const std::string& text) {
     const auto start = text.find_first_not_of("\n ");
     if (start == std::string::npos) {
@@ -315,7 +308,7 @@ void printOutput(const OutputValue& v, int depth) {
     const std::string key = v.key.empty() ? std::string() : "[" + v.key + "] ";
     std::cout << indent << key;
     if (v.kind == OutputValue::Kind::Tensor) {
-        std::cout << "Tensor" << shapeText(v.shape) << " " << v.dtype << " on " << v.device;
+        std::cout << "Tensor" << formatShape(v.shape) << " " << v.dtype << " on " << v.device;
         if (v.numel > 0) {
             std::cout << "  min " << v.min << "  max " << v.max << "  mean " << v.mean << "  std "
                       << v.stddev;
@@ -470,11 +463,11 @@ int commandTree(const Options& o) {
         std::cout << indent << (m.path.empty() ? "(root)" : m.name) << "  " << m.type << "  "
                   << m.totalParameterCount << " parameters, " << formatBytes(m.totalBytes) << "\n";
         for (const auto& t : m.parameters) {
-            std::cout << indent << "    param  " << t.name << " " << shapeText(t.shape) << " "
+            std::cout << indent << "    param  " << t.name << " " << formatShape(t.shape) << " "
                       << t.dtype << "\n";
         }
         for (const auto& t : m.buffers) {
-            std::cout << indent << "    buffer " << t.name << " " << shapeText(t.shape) << " "
+            std::cout << indent << "    buffer " << t.name << " " << formatShape(t.shape) << " "
                       << t.dtype << "\n";
         }
         for (const auto& a : m.attributes) {
@@ -743,7 +736,7 @@ int main(int argc, char** argv) {
     }
     // A supervised child had its limit set before exec; in-process runs apply it themselves.
     if (!options.supervised && options.memoryLimitGiven) {
-        applyMemoryLimit(options.memoryLimit);
+        scriptscope::applyMemoryLimit(options.memoryLimit);
     }
     return execute(options);
 }

@@ -81,6 +81,14 @@ std::string formatBytes(uint64_t bytes) {
     return text;
 }
 
+std::string formatShape(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        text += (i ? ", " : "") + std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
 std::string describeSignal(int signal) {
     const char* name = nullptr;
     switch (signal) {

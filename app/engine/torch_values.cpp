@@ -37,14 +37,6 @@ std::string shortestDouble(double value) {
     return text;
 }
 
-std::string shapeText(c10::IntArrayRef sizes) {
-    std::string s = "[";
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        s += (i ? ", " : "") + std::to_string(sizes[i]);
-    }
-    return s + "]";
-}
-
 Expected<torch::Tensor> imageTensor(const InputSpec& spec) {
     const ImagePreprocess& p = spec.image;
     cv::Mat image;
@@ -267,7 +259,7 @@ OutputValue describeOutput(const c10::IValue& value, size_t previewValues) {
         out.device = tensor.device().str();
         out.shape = tensor.sizes().vec();
         out.numel = tensor.numel();
-        out.text = "Tensor" + shapeText(tensor.sizes()) + " " + out.dtype;
+        out.text = "Tensor" + formatShape(tensor.sizes().vec()) + " " + out.dtype;
         if (tensor.numel() > 0 && !tensor.is_complex() && tensor.layout() == torch::kStrided &&
             !tensor.is_quantized()) {
             const auto values = tensor.detach().to(torch::kCPU).to(torch::kFloat64).reshape({-1});
@@ -356,8 +348,9 @@ std::string previewValue(const c10::IValue& value, size_t maxLength) {
     std::string text;
     if (value.isTensor()) {
         const auto& t = value.toTensor();
-        text = t.defined() ? "Tensor" + shapeText(t.sizes()) + " " + dtypeName(t.scalar_type())
-                           : "Tensor (undefined)";
+        text = t.defined()
+                   ? "Tensor" + formatShape(t.sizes().vec()) + " " + dtypeName(t.scalar_type())
+                   : "Tensor (undefined)";
     } else if (value.isNone()) {
         text = "None";
     } else if (value.isBool()) {

@@ -4,13 +4,13 @@
 // what happened, and starts a new worker.
 //   scriptscope-worker --socket NAME [--memory-limit MB]
 #include <engine.h>
+#include <process_limits.h>
 #include <protocol.h>
 
 #include <QCoreApplication>
 #include <QLocalSocket>
 
 #include <cstdio>
-#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace scriptscope;
@@ -133,10 +133,7 @@ int main(int argc, char** argv) {
         if (argument == QLatin1String("--socket")) {
             socketName = QString::fromLocal8Bit(argv[++i]);
         } else if (argument == QLatin1String("--memory-limit")) {
-            const auto bytes = static_cast<rlim_t>(QString::fromLocal8Bit(argv[++i]).toULongLong())
-                               << 20;
-            const rlimit limit{bytes, bytes};
-            ::setrlimit(RLIMIT_AS, &limit);
+            applyMemoryLimit(QString::fromLocal8Bit(argv[++i]).toULongLong() << 20);
         }
     }
     if (socketName.isEmpty()) {
