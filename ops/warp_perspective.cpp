@@ -201,8 +201,17 @@ std::array<double, 9> checkedHomography(const torch::Tensor& warp) {
     return h;
 }
 
-torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& warp,
-                               const WarpOptions& options) {
+namespace {
+
+struct ImageShape {
+    bool batched = false;
+    int64_t height = 0;
+    int64_t width = 0;
+    int64_t channels = 1; // of an HxWxC image, or the C of NxCxHxW
+    int depth = 0;
+};
+
+ImageShape checkImage(const torch::Tensor& image) {
     TORCH_CHECK(image.defined(), "warp_perspective: the image is undefined");
     TORCH_CHECK(image.device().is_cpu(), "warp_perspective: the image is on ", image.device(),
                 "; this operator runs on the CPU (call .cpu() first)");
@@ -211,51 +220,122 @@ torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& 
     TORCH_CHECK(image.dim() >= 2 && image.dim() <= 4,
                 "warp_perspective: expected an image of shape HxW, HxWxC or NxCxHxW, got ",
                 image.dim(), " dimension(s) ", image.sizes());
-    const int depth = cvDepth(image.scalar_type());
-    auto h = checkedHomography(warp);
-    const cv::Mat homography(3, 3, CV_64F, h.data());
+    ImageShape shape;
+    shape.depth = cvDepth(image.scalar_type());
+    shape.batched = image.dim() == 4;
+    shape.height = shape.batched ? image.size(2) : image.size(0);
+    shape.width = shape.batched ? image.size(3) : image.size(1);
+    checkImageSize(shape.height, shape.width, "the input image");
+    if (shape.batched) {
+        shape.channels = image.size(1);
+        TORCH_CHECK(image.size(0) > 0 && shape.channels > 0, "warp_perspective: the batch ",
+                    image.sizes(), " is empty");
+    } else {
+        shape.channels = image.dim() == 3 ? image.size(2) : 1;
+        TORCH_CHECK(shape.channels == 1 || shape.channels == 3 || shape.channels == 4,
+                    "warp_perspective: an HxWxC image needs 1, 3 or 4 channels, got ",
+                    shape.channels, " (for channels-first images use NxCxHxW)");
+    }
+    return shape;
+}
 
-    const bool batched = image.dim() == 4;
-    const int64_t inHeight = batched ? image.size(2) : image.size(0);
-    const int64_t inWidth = batched ? image.size(3) : image.size(1);
-    checkImageSize(inHeight, inWidth, "the input image");
-    const int64_t outHeight = options.size ? (*options.size)[0] : inHeight;
-    const int64_t outWidth = options.size ? (*options.size)[1] : inWidth;
-    checkImageSize(outHeight, outWidth, "the output size");
-
-    if (!batched) {
-        const int64_t channels = image.dim() == 3 ? image.size(2) : 1;
-        TORCH_CHECK(channels == 1 || channels == 3 || channels == 4,
-                    "warp_perspective: an HxWxC image needs 1, 3 or 4 channels, got ", channels,
-                    " (for channels-first images use NxCxHxW)");
+// Warps a checked image into `output`, whose rows (or planes' rows) are packed.
+void warpChecked(const torch::Tensor& image, const ImageShape& shape, const cv::Mat& homography,
+                 torch::Tensor& output, const WarpOptions& options) {
+    if (!shape.batched) {
         // Strided rows are fine; anything else (channels-first views, stride-0 expansions) is
         // made contiguous once.
-        const auto source = rowsArePacked(image, channels) ? image : image.contiguous();
-        auto output = image.dim() == 3
-                          ? torch::empty({outHeight, outWidth, channels}, image.options())
-                          : torch::empty({outHeight, outWidth}, image.options());
-        const cv::Mat src = matView(source, channels, depth);
-        cv::Mat dst = matView(output, channels, depth);
+        const auto source = rowsArePacked(image, shape.channels) ? image : image.contiguous();
+        const cv::Mat src = matView(source, shape.channels, shape.depth);
+        cv::Mat dst = matView(output, shape.channels, shape.depth);
         warpInto(src, dst, homography, options);
-        return output;
+        return;
     }
-
     // N x C x H x W: every plane is warped on its own, straight into the output's planes.
-    const int64_t batch = image.size(0);
-    const int64_t channels = image.size(1);
-    TORCH_CHECK(batch > 0 && channels > 0, "warp_perspective: the batch ", image.sizes(),
-                " is empty");
-    const bool planesPacked = image.stride(3) == 1 && image.stride(2) >= inWidth;
+    const bool planesPacked = image.stride(3) == 1 && image.stride(2) >= shape.width;
     const auto source = planesPacked ? image : image.contiguous();
-    auto output = torch::empty({batch, channels, outHeight, outWidth}, image.options());
-    for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t c = 0; c < channels; ++c) {
-            const cv::Mat src = matView(source[n][c], 1, depth);
-            cv::Mat dst = matView(output[n][c], 1, depth);
+    for (int64_t n = 0; n < image.size(0); ++n) {
+        for (int64_t c = 0; c < shape.channels; ++c) {
+            const cv::Mat src = matView(source[n][c], 1, shape.depth);
+            auto plane = output[n][c];
+            cv::Mat dst = matView(plane, 1, shape.depth);
             warpInto(src, dst, homography, options);
         }
     }
+}
+
+} // namespace
+
+torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& warp,
+                               const WarpOptions& options) {
+    const ImageShape shape = checkImage(image);
+    auto h = checkedHomography(warp);
+    const cv::Mat homography(3, 3, CV_64F, h.data());
+    const int64_t outHeight = options.size ? (*options.size)[0] : shape.height;
+    const int64_t outWidth = options.size ? (*options.size)[1] : shape.width;
+    checkImageSize(outHeight, outWidth, "the output size");
+    torch::Tensor output;
+    if (shape.batched) {
+        output =
+            torch::empty({image.size(0), shape.channels, outHeight, outWidth}, image.options());
+    } else if (image.dim() == 3) {
+        output = torch::empty({outHeight, outWidth, shape.channels}, image.options());
+    } else {
+        output = torch::empty({outHeight, outWidth}, image.options());
+    }
+    warpChecked(image, shape, homography, output, options);
     return output;
+}
+
+void warp_perspective_out(const torch::Tensor& image, const torch::Tensor& warp, torch::Tensor& out,
+                          const WarpOptions& options) {
+    const ImageShape shape = checkImage(image);
+    auto h = checkedHomography(warp);
+    const cv::Mat homography(3, 3, CV_64F, h.data());
+    TORCH_CHECK(out.defined() && out.device().is_cpu() && out.layout() == torch::kStrided,
+                "warp_perspective: the output must be a CPU tensor");
+    TORCH_CHECK(out.scalar_type() == image.scalar_type(), "warp_perspective: the output is ",
+                out.scalar_type(), " but the image is ", image.scalar_type());
+    TORCH_CHECK(out.dim() == image.dim(), "warp_perspective: the output has ", out.dim(),
+                " dimension(s), the image ", image.dim());
+    if (shape.batched) {
+        TORCH_CHECK(out.size(0) == image.size(0) && out.size(1) == shape.channels,
+                    "warp_perspective: the output ", out.sizes(), " does not match the batch ",
+                    image.sizes());
+        checkImageSize(out.size(2), out.size(3), "the output");
+        TORCH_CHECK(out.stride(3) == 1 && out.stride(2) >= out.size(3),
+                    "warp_perspective: the output's rows must be packed");
+    } else {
+        checkImageSize(out.size(0), out.size(1), "the output");
+        TORCH_CHECK(image.dim() == 2 || out.size(2) == shape.channels,
+                    "warp_perspective: the output has ", out.size(2), " channel(s), the image ",
+                    shape.channels);
+        TORCH_CHECK(rowsArePacked(out, shape.channels),
+                    "warp_perspective: the output's rows must be packed");
+    }
+    warpChecked(image, shape, homography, out, options);
+}
+
+void warp_image(const ImageView& source, const MutableImageView& target,
+                const std::array<double, 9>& homography, const WarpOptions& options) {
+    TORCH_CHECK(source.data && target.data, "warp_image: an image has no pixels");
+    TORCH_CHECK(source.channels == target.channels, "warp_image: the source has ", source.channels,
+                " channel(s), the target ", target.channels);
+    TORCH_CHECK(source.bytesPerLine >= int64_t{source.width} * source.channels &&
+                    target.bytesPerLine >= int64_t{target.width} * target.channels,
+                "warp_image: a row is shorter than its pixels");
+    const auto bytes = torch::TensorOptions().dtype(torch::kUInt8);
+    // The operator only reads the source; from_blob wants a non-const pointer.
+    const auto image = torch::from_blob(
+        const_cast<std::uint8_t*>(source.data), // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        {source.height, source.width, source.channels}, {source.bytesPerLine, source.channels, 1},
+        bytes);
+    auto out = torch::from_blob(target.data, {target.height, target.width, target.channels},
+                                {target.bytesPerLine, target.channels, 1}, bytes);
+    auto h = homography;
+    const auto warp =
+        torch::from_blob(h.data(), {3, 3}, torch::TensorOptions().dtype(torch::kFloat64));
+    warp_perspective_out(image, warp, out, options);
 }
 
 torch::Tensor warp_perspective_tutorial(const torch::Tensor& image, const torch::Tensor& warp) {

@@ -16,6 +16,8 @@
 // dispatcher.
 #pragma once
 
+#include "warp_image.h"
+
 #include <torch/types.h>
 
 #include <array>
@@ -25,31 +27,14 @@
 
 namespace my_ops {
 
-enum class Interpolation { Nearest, Linear, Cubic, Lanczos4 };
-enum class BorderMode { Constant, Replicate, Reflect, Reflect101, Wrap };
-
-struct WarpOptions {
-    // Output {height, width}; empty means the input's size.
-    std::optional<std::array<int64_t, 2>> size;
-    Interpolation interpolation = Interpolation::Linear;
-    BorderMode border = BorderMode::Constant;
-    double border_value = 0.0;
-    // false: `warp` maps input pixels to output pixels (cv::warpPerspective's default).
-    // true: `warp` maps output pixels to input pixels (cv::WARP_INVERSE_MAP).
-    bool inverse = false;
-};
-
-// Names as they appear in the schema ("nearest", "linear", "cubic", "lanczos4"; "constant",
-// "replicate", "reflect", "reflect101", "wrap"). Unknown names throw c10::Error listing the valid
-// ones.
-Interpolation parseInterpolation(std::string_view name);
-BorderMode parseBorderMode(std::string_view name);
-const char* toString(Interpolation interpolation);
-const char* toString(BorderMode border);
-
 // The full operator. Throws c10::Error (TORCH_CHECK) for any input it cannot warp correctly.
 torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& warp,
                                const WarpOptions& options);
+
+// The same, written into `out`: it must have the shape and dtype warp_perspective would return
+// (its height and width are the output size; options.size is ignored) and packed rows.
+void warp_perspective_out(const torch::Tensor& image, const torch::Tensor& warp, torch::Tensor& out,
+                          const WarpOptions& options);
 
 // The tutorial's two-argument form: 2-D float32 image, 8x8 output.
 torch::Tensor warp_perspective_tutorial(const torch::Tensor& image, const torch::Tensor& warp);

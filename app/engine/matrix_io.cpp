@@ -314,35 +314,14 @@ Expected<Homography> homographyFromCorners(int width, int height,
     if (width < 2 || height < 2) {
         return Error{ErrorKind::Input, "the image must be at least 2x2 pixels"};
     }
-    for (const double v : corners) {
-        if (!std::isfinite(v)) {
-            return Error{ErrorKind::Input, "a corner coordinate is not finite"};
-        }
-    }
-    // A valid quad is convex and keeps the corners' order: every turn has the same sign.
-    double sign = 0;
+    Quad target{};
     for (size_t i = 0; i < 4; ++i) {
-        const size_t j = (i + 1) % 4, k = (i + 2) % 4;
-        const double cross =
-            (corners[2 * j] - corners[2 * i]) * (corners[2 * k + 1] - corners[2 * j + 1]) -
-            (corners[2 * j + 1] - corners[2 * i + 1]) * (corners[2 * k] - corners[2 * j]);
-        if (std::abs(cross) < 1e-9 || (sign != 0 && (cross > 0) != (sign > 0))) {
-            return Error{ErrorKind::Input,
-                         "the corners do not form a convex quad in order (top-left, top-right, "
-                         "bottom-right, bottom-left): it is collapsed or self-intersecting",
-                         {}};
-        }
-        sign = cross;
+        target[i] = Point{corners[2 * i], corners[2 * i + 1]};
     }
-    const float w = static_cast<float>(width - 1), hgt = static_cast<float>(height - 1);
-    const cv::Point2f source[4] = {{0, 0}, {w, 0}, {w, hgt}, {0, hgt}};
-    cv::Point2f target[4];
-    for (size_t i = 0; i < 4; ++i) {
-        target[i] =
-            cv::Point2f(static_cast<float>(corners[2 * i]), static_cast<float>(corners[2 * i + 1]));
+    if (auto problem = quadProblem(target)) {
+        return Error{ErrorKind::Input, "the corners do not fit: " + *problem};
     }
-    const cv::Mat m = cv::getPerspectiveTransform(source, target);
-    return fromCvMat(m, "corners");
+    return homographyBetween(imageCorners(width, height), target);
 }
 
 } // namespace scriptscope

@@ -8,13 +8,12 @@
 #pragma once
 
 #include "error.h"
+#include "homography.h"
 
 #include <array>
 #include <string>
 
 namespace scriptscope {
-
-using Homography = std::array<double, 9>; // row-major
 
 enum class MatrixFormat { Json, Npy, OpenCvXml, OpenCvYaml };
 
