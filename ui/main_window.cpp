@@ -2,6 +2,7 @@
 
 #include "code_view.h"
 #include "module_tree_model.h"
+#include "warp_editor.h"
 #include "worker_client.h"
 
 #include <format.h>
@@ -19,6 +20,7 @@
 #include <QFileSystemWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QImageReader>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
@@ -351,7 +353,23 @@ void MainWindow::buildUi() {
 
     pages_->addWidget(start);
     pages_->addWidget(inspector);
-    setCentralWidget(pages_);
+
+    // Workspaces: the model inspector and the warp editor.
+    workspaces_ = new QTabWidget(this);
+    workspaces_->setDocumentMode(true);
+    workspaces_->addTab(pages_, tr("Model"));
+    warpEditor_ = new WarpEditor(workspaces_);
+    workspaces_->addTab(warpEditor_, tr("Warp"));
+    setCentralWidget(workspaces_);
+    connect(warpEditor_, &WarpEditor::sessionChanged, this, [this]() {
+        // Written (and synced) as it changes, so that a crash loses nothing.
+        QSettings settings;
+        settings.setValue(
+            QStringLiteral("warp/session"),
+            QString::fromUtf8(
+                QJsonDocument(warpEditor_->session()).toJson(QJsonDocument::Compact)));
+        settings.sync();
+    });
 
     statusFile_ = new QLabel(this);
     statusModel_ = new QLabel(this);
@@ -808,9 +826,24 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
     if (!urls.isEmpty() && urls.first().isLocalFile()) {
-        openFile(urls.first().toLocalFile());
+        const QString path = urls.first().toLocalFile();
+        const QString suffix = QFileInfo(path).suffix().toLower();
+        const bool image = !QImageReader::imageFormat(path).isEmpty() ||
+                           suffix == QLatin1String("tif") || suffix == QLatin1String("tiff");
+        if (!image) {
+            openFile(path);
+        } else {
+            // An image goes to the warp editor.
+            workspaces_->setCurrentWidget(warpEditor_);
+            warpEditor_->openImage(path);
+        }
         event->acceptProposedAction();
     }
+}
+
+void MainWindow::restoreWarpSession(const QString& demoImage) {
+    const QString saved = QSettings().value(QStringLiteral("warp/session")).toString();
+    warpEditor_->restoreSession(QJsonDocument::fromJson(saved.toUtf8()).object(), demoImage);
 }
 
 } // namespace scriptscope

@@ -29,6 +29,7 @@ class QMenu;
 namespace scriptscope {
 
 class CodeView;
+class WarpEditor;
 class ModuleTreeModel;
 class WorkerClient;
 struct Error;
@@ -41,6 +42,10 @@ public:
     ~MainWindow() override;
 
     void openFile(const QString& path);
+    // The warp editor's last session, or the demo image when there is none (or its image is gone).
+    void restoreWarpSession(const QString& demoImage);
+    WarpEditor* warpEditor() const { return warpEditor_; }
+    QTabWidget* workspaces() const { return workspaces_; }
     void reload();
     void selectModule(const QString& path);
 
@@ -102,6 +107,8 @@ private:
     QString inlinedGraph_; // of the shown model's forward, once the worker has printed it
     QString suggestedLibrary_;
 
+    QTabWidget* workspaces_ = nullptr;
+    WarpEditor* warpEditor_ = nullptr;
     QStackedWidget* pages_ = nullptr;
     QListWidget* startRecent_ = nullptr;
     QLabel* banner_ = nullptr;

@@ -9,15 +9,15 @@
 
 namespace {
 
-// The demo beside an installed program (share/scriptscope), else in the source tree it was built
-// from.
-QString demoModel() {
+// A demo file beside an installed program (share/scriptscope), else in the source tree it was
+// built from.
+QString demoFile(const QString& name) {
     const QDir appDir(QCoreApplication::applicationDirPath());
-    const QString installed = appDir.filePath(QStringLiteral("../share/scriptscope/demo_model.pt"));
+    const QString installed = appDir.filePath(QStringLiteral("../share/scriptscope/") + name);
     if (QFileInfo::exists(installed)) {
         return QFileInfo(installed).canonicalFilePath();
     }
-    return QStringLiteral(SCRIPTSCOPE_SOURCE_RESOURCES "/demo_model.pt");
+    return QStringLiteral(SCRIPTSCOPE_SOURCE_RESOURCES "/") + name;
 }
 
 } // namespace
@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
     scriptscope::WorkerClient worker;
     scriptscope::MainWindow window(&worker);
     window.resize(1280, 800);
+    window.restoreWarpSession(demoFile(QStringLiteral("demo.png")));
     window.show();
     const QStringList files = parser.positionalArguments();
-    window.openFile(files.isEmpty() ? demoModel() : files.first());
+    window.openFile(files.isEmpty() ? demoFile(QStringLiteral("demo_model.pt")) : files.first());
     return app.exec();
 }
