@@ -239,11 +239,6 @@ void WarpEditor::buildUi() {
     connect(mode_, &QButtonGroup::idClicked, this, [this](int id) {
         WarpState next = state_;
         next.mode = static_cast<WarpMode>(id);
-        if (next.mode == WarpMode::PlaceSource && next.outputSize == OutputSize::Fit) {
-            const OutputFrame frame = outputFrame(state_, source_.width(), source_.height());
-            next.outputWidth = frame.width;
-            next.outputHeight = frame.height;
-        }
         applyState(next, tr("Change handle mode"));
     });
 
@@ -467,6 +462,10 @@ void WarpEditor::setImage(const QImage& image, const QString& path) {
     source_ = image.convertToFormat(QImage::Format_RGBA8888);
     imagePath_ = path;
     sourceView_->setPicture(source_);
+    if (state_.outputSize != OutputSize::Custom) {
+        state_.outputWidth = source_.width();
+        state_.outputHeight = source_.height();
+    }
     // A matrix tuned for another image may not suit this one: keep it when it still warps.
     if (homographyProblem(state_.matrix, source_.width(), source_.height())) {
         WarpState fresh = state_;
@@ -479,7 +478,7 @@ void WarpEditor::setImage(const QImage& image, const QString& path) {
                    .arg(source_.width())
                    .arg(source_.height()),
                false);
-    show(state_, true);
+    display(state_, true);
     fitViews();
     Q_EMIT imageChanged(path);
     if (!restoring_) {
@@ -487,18 +486,35 @@ void WarpEditor::setImage(const QImage& image, const QString& path) {
     }
 }
 
-bool WarpEditor::applyState(const WarpState& next, const QString& undoText) {
+bool WarpEditor::applyState(const WarpState& wanted, const QString& undoText) {
     if (source_.isNull()) {
         setMessage(tr("Open an image first"), true);
         return false;
     }
+    WarpState next = wanted;
+    if (next.mode == WarpMode::PlaceSource && next.outputSize == OutputSize::Fit &&
+        (state_.mode != WarpMode::PlaceSource || state_.outputSize != OutputSize::Fit)) {
+        // Rectifying into a fitted output starts from the output as it is now, so that switching
+        // modes does not move the picture; later drags fit the output to the source points.
+        WarpState before = next;
+        before.mode = state_.mode;
+        before.outputSize = state_.outputSize;
+        const OutputFrame frame = outputFrame(before, source_.width(), source_.height());
+        if (!frame.isEmpty()) {
+            next.outputWidth = frame.width;
+            next.outputHeight = frame.height;
+            if (state_.mode == WarpMode::MoveCorners) {
+                next.matrix = frame.renderMatrix(next.matrix);
+            }
+        }
+    }
     if (auto problem = homographyProblem(next.matrix, source_.width(), source_.height())) {
         setMessage(tr("Not applied: %1").arg(QString::fromStdString(*problem)), true);
-        show(state_, true);
+        display(state_, true);
         return false;
     }
     if (next == state_) {
-        show(state_, true);
+        display(state_, true);
         return true;
     }
     undo_->push(new WarpStateCommand(this, state_, next, undoText));
@@ -514,13 +530,13 @@ bool WarpEditor::setMatrix(const Homography& matrix, const QString& undoText) {
 void WarpEditor::setCommitted(const WarpState& state) {
     state_ = state;
     setMessage({}, false);
-    show(state_, true);
+    display(state_, true);
     Q_EMIT stateChanged();
     Q_EMIT matrixChanged(state_.matrix);
     Q_EMIT sessionChanged();
 }
 
-void WarpEditor::show(const WarpState& state, bool fullResolution) {
+void WarpEditor::display(const WarpState& state, bool fullResolution) {
     shownState_ = state;
     updateFields(state);
     updateOverlays();
@@ -718,7 +734,7 @@ void WarpEditor::dragHandle(int index, QPointF position) {
     view->setHandles(quad, false);
     view->selectHandle(index);
     setMessage({}, false);
-    show(*next, false);
+    display(*next, false);
 }
 
 void WarpEditor::finishDrag() {
@@ -731,7 +747,7 @@ void WarpEditor::finishDrag() {
             setMessage(text, true); // the last position was refused: say so after snapping back
         }
     } else {
-        show(state_, true);
+        display(state_, true);
     }
     Q_EMIT dragFinished();
 }
@@ -881,7 +897,7 @@ bool WarpEditor::saveMatrix(const QString& path) {
 void WarpEditor::exportImage(const QString& path) {
     if (!isFullResolutionCurrent()) {
         pendingExport_ = path;
-        show(state_, true);
+        display(state_, true);
         setMessage(tr("Rendering %1 at full resolution…").arg(QFileInfo(path).fileName()), false);
         return;
     }
@@ -946,7 +962,7 @@ void WarpEditor::restoreSession(const QJsonObject& session, const QString& fallb
     const WarpState state = WarpState::fromJson(session.value(QStringLiteral("state")).toObject());
     if (!source_.isNull() && !homographyProblem(state.matrix, source_.width(), source_.height())) {
         state_ = state;
-        show(state_, true);
+        display(state_, true);
         fitViews();
     }
     undo_->clear();

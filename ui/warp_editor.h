@@ -82,7 +82,7 @@ private:
     friend class WarpStateCommand;
     void buildUi();
     void setCommitted(const WarpState& state);
-    void show(const WarpState& state, bool fullResolution);
+    void display(const WarpState& state, bool fullResolution);
     void requestRender(bool fullResolution);
     void onRendered(const WarpResult& result);
     void updateFields(const WarpState& state);
