@@ -49,8 +49,12 @@ scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
 find_package(Threads REQUIRED)
 
 # Qt: Core and Network for the worker and its protocol (the GUI adds Widgets), Test for the tests.
-find_package(Qt6 QUIET COMPONENTS Core Network Widgets)
-scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network, Widgets)" "qt6-base-dev" "")
+find_package(Qt6 QUIET COMPONENTS Core Network Widgets PrintSupport)
+scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network, Widgets, PrintSupport)" "qt6-base-dev" "")
+
+# QCustomPlot for the timing plots; its imported target needs Qt6::PrintSupport found first.
+find_package(QCustomPlotQt6 QUIET)
+scriptscope_require(QCustomPlotQt6_FOUND "QCustomPlot for Qt 6" "libqcustomplot-dev" "")
 
 if(SCRIPTSCOPE_BUILD_TESTS)
     find_package(Qt6 QUIET COMPONENTS Test)

@@ -13,6 +13,7 @@
 #include <torch/script.h>
 
 #include <fstream>
+#include <map>
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
@@ -134,6 +135,88 @@ private Q_SLOTS:
         QCOMPARE(out.children[4].text, std::string("1.5"));
         QCOMPARE(out.children[5].text, std::string("True"));
         QCOMPARE(out.children[6].kind, OutputValue::Kind::None);
+    }
+
+    void profileAttributesTimeToModules() {
+        Session session;
+        QVERIFY(session.load(fixture("profile_net.pt")).ok());
+        RunRequest request;
+        request.inputs.push_back(parseInputSpec("random:64x512").value());
+        request.iterations = 3;
+        request.profile = true;
+        const auto result = session.run(request);
+        QVERIFY(result.ok());
+        QVERIFY(result->profiled);
+        const RunProfile& p = result->profile;
+        std::map<std::string, ModuleTime> byPath;
+        double selfSum = 0;
+        for (const auto& m : p.modules) {
+            byPath[m.path] = m;
+            selfSum += m.selfMs;
+        }
+        for (const char* path : {"", "heavy", "heavy.linear", "light"}) {
+            QVERIFY2(byPath.count(path), path);
+        }
+        // The shares add up: every top-level operator call is in exactly one module.
+        QVERIFY(std::abs(selfSum - p.operatorMs) < 1e-9 * std::max(1.0, p.operatorMs));
+        QVERIFY(std::abs(byPath[""].totalMs - p.operatorMs) < 1e-9 * std::max(1.0, p.operatorMs));
+        // Twenty 64x512x512 products against one addition.
+        QVERIFY2(byPath["heavy"].totalMs > 0.8 * p.operatorMs,
+                 qPrintable(QString::number(byPath["heavy"].totalMs / p.operatorMs)));
+        QVERIFY(byPath["heavy.linear"].totalMs > 0.5 * p.operatorMs);
+        QCOMPARE(byPath["heavy.linear"].calls, int64_t(20));
+        QCOMPARE(byPath["light"].calls, int64_t(1));
+        QVERIFY(byPath["heavy"].totalMs >= byPath["heavy.linear"].totalMs);
+        QVERIFY(p.wallMs >= p.operatorMs * 0.99);
+        // The operators: linear called twenty times, the longest first.
+        QVERIFY(!p.operators.empty());
+        bool linearSeen = false;
+        for (size_t i = 0; i < p.operators.size(); ++i) {
+            if (i > 0) {
+                QVERIFY(p.operators[i - 1].totalMs >= p.operators[i].totalMs);
+            }
+            if (p.operators[i].name == "aten::linear") {
+                linearSeen = true;
+                QCOMPARE(p.operators[i].calls, int64_t(20));
+                QVERIFY(p.operators[i].selfMs <= p.operators[i].totalMs);
+            }
+        }
+        QVERIFY(linearSeen);
+        // A plain run carries no profile.
+        request.profile = false;
+        QVERIFY(!session.run(request)->profiled);
+    }
+
+    void outputValuesComeBackWhole() {
+        Session session;
+        QVERIFY(session.load(fixture("structured.pt")).ok());
+        RunRequest request;
+        request.inputs.push_back(parseInputSpec("ones:2x3").value());
+        request.valuesLimit = 6;
+        const auto result = session.run(request);
+        QVERIFY(result.ok());
+        // x * 2 of ones: six values of 2, float32, row-major.
+        QCOMPARE(result->output.children[0].values, std::vector<float>(6, 2.0F));
+        request.valuesLimit = 5; // over the limit: statistics only
+        QVERIFY(session.run(request)->output.children[0].values.empty());
+    }
+
+    void matrixInputFromValues() {
+        InputSpec spec;
+        spec.kind = InputSpec::Kind::Matrix;
+        spec.floatList = {1, 0, 2, 0, 1, 3, 0, 0, 1};
+        Session session;
+        QVERIFY(session.load(fixture("structured.pt")).ok());
+        RunRequest request;
+        request.inputs.push_back(spec);
+        request.valuesLimit = 100;
+        const auto result = session.run(request);
+        QVERIFY(result.ok());
+        QCOMPARE(result->output.children[0].shape, (std::vector<int64_t>{3, 3}));
+        QCOMPARE(result->output.children[0].values[2], 4.0F);
+        spec.floatList.pop_back();
+        request.inputs = {spec};
+        QVERIFY(!session.run(request).ok());
     }
 
     void tensorStatisticsCountNanAndInf() {

@@ -46,7 +46,7 @@ Commands:
   graph MODEL [--module PATH] [--method NAME] [--inlined]
                           str(model.PATH.NAME.graph); --inlined: str(model.inlined_graph).
   run MODEL [--method NAME] [--input SPEC]... [--inputs FILE] [--device D] [--warmup N]
-            [--iters N] [--json] [--save-outputs FILE]
+            [--iters N] [--json] [--save-outputs FILE] [--profile]
                           Runs a method and times it. One --input per argument:
                             random:1x3x224x224[:DTYPE[:SEED]]  zeros:2x3:int64  ones:4
                             image:photo.png[,size=224x224][,order=rgb|bgr][,layout=chw|hwc]
@@ -58,6 +58,8 @@ Commands:
                           --inputs FILE: every argument from one torch.save file (a tensor, or
                           a tuple/list with one value per argument). --device: cpu, cuda,
                           cuda:N. --save-outputs: a file Python's torch.load reads.
+                          --profile: one more run times every operator call and gives each
+                          module's share (the timed iterations run without it).
   warp IMAGE (--matrix FILE [--matrix-node NAME] | --corners x0,y0,x1,y1,x2,y2,x3,y3) -o OUT
             [--size WxH] [--interp nearest|linear|cubic|lanczos4]
             [--border constant|replicate|reflect|reflect101|wrap] [--border-value V] [--inverse]
@@ -188,6 +190,8 @@ Options parseArguments(const std::vector<std::string>& args) {
             o.run.iterations = parseCount(a, value(), 1);
         } else if (a == "--save-outputs") {
             o.run.saveOutputsPath = value();
+        } else if (a == "--profile") {
+            o.run.profile = true;
         } else if (a == "--matrix") {
             o.matrixFile = value();
         } else if (a == "--matrix-node") {
@@ -527,6 +531,25 @@ int commandRun(const Options& o) {
                               {"mean", r.stats.mean},
                               {"std", r.stats.stddev}}},
                             {"output", outputJson(r.output)}};
+        if (r.profiled) {
+            nlohmann::json modules = nlohmann::json::array(), operators = nlohmann::json::array();
+            for (const auto& m : r.profile.modules) {
+                modules.push_back({{"path", m.path},
+                                   {"self_ms", m.selfMs},
+                                   {"total_ms", m.totalMs},
+                                   {"calls", m.calls}});
+            }
+            for (const auto& op : r.profile.operators) {
+                operators.push_back({{"name", op.name},
+                                     {"total_ms", op.totalMs},
+                                     {"self_ms", op.selfMs},
+                                     {"calls", op.calls}});
+            }
+            j["profile"] = {{"operator_ms", r.profile.operatorMs},
+                            {"wall_ms", r.profile.wallMs},
+                            {"modules", modules},
+                            {"operators", operators}};
+        }
         std::cout << j.dump(2) << "\n";
         return kExitOk;
     }
@@ -547,6 +570,25 @@ int commandRun(const Options& o) {
               << (r.stats.p50 > 0 ? 1000.0 / r.stats.p50 : 0.0) << "\n\nOutput\n";
     std::cout << std::defaultfloat << std::setprecision(6);
     printOutput(r.output, 1);
+    if (r.profiled) {
+        const double total = std::max(r.profile.operatorMs, 1e-9);
+        std::cout << "\nProfile (one run: " << std::fixed << std::setprecision(3)
+                  << r.profile.wallMs << " ms, operators " << r.profile.operatorMs << " ms)\n"
+                  << "  total ms   share  self ms   calls  module\n";
+        for (const auto& m : r.profile.modules) {
+            std::cout << std::setw(10) << m.totalMs << std::setw(7) << std::setprecision(1)
+                      << 100.0 * m.totalMs / total << "%" << std::setw(9) << std::setprecision(3)
+                      << m.selfMs << std::setw(8) << m.calls << "  "
+                      << (m.path.empty() ? "(root)" : m.path) << "\n";
+        }
+        std::cout << "  total ms  self ms   calls  operator\n";
+        for (size_t i = 0; i < std::min<size_t>(15, r.profile.operators.size()); ++i) {
+            const auto& op = r.profile.operators[i];
+            std::cout << std::setw(10) << op.totalMs << std::setw(9) << op.selfMs << std::setw(8)
+                      << op.calls << "  " << op.name << "\n";
+        }
+        std::cout << std::defaultfloat << std::setprecision(6);
+    }
     if (!o.run.saveOutputsPath.empty()) {
         std::cout << "Saved       " << o.run.saveOutputsPath << "\n";
     }

@@ -286,6 +286,9 @@ std::string InputSpec::describe() const {
     case Kind::File:
         return "file " + path;
     case Kind::Matrix:
+        if (path.empty()) {
+            return "matrix 3x3 (from the warp editor)";
+        }
         return "matrix " + path + (node.empty() ? "" : "#" + node);
     case Kind::Int:
         return "int " + std::to_string(intValue);

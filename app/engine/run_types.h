@@ -29,7 +29,8 @@ struct InputSpec {
         Ones,
         Image,
         File,   // a value written by Python's torch.save
-        Matrix, // a 3x3 float32 homography from a matrix file (JSON, .npy, OpenCV XML/YAML)
+        Matrix, // a 3x3 float32 homography from a matrix file (JSON, .npy, OpenCV XML/YAML), or
+                // the nine values in floatList when path is empty (the warp editor's matrix)
         Int,
         Float,
         Bool,
@@ -72,6 +73,9 @@ struct OutputValue {
     double min = 0, max = 0, mean = 0, stddev = 0; // over the finite values
     int64_t nanCount = 0, infCount = 0, numel = 0;
     std::vector<double> preview; // the first values, flattened
+    // Every value as float32, row-major, when the tensor has at most RunRequest::valuesLimit
+    // elements (for drawing it as an image, tables and comparisons); empty otherwise.
+    std::vector<float> values;
     // Scalars and other values
     std::string text;
     std::vector<OutputValue> children;
@@ -86,6 +90,31 @@ struct RunRequest {
     int iterations = 10;
     std::string saveOutputsPath; // written so that Python's torch.load reads it
     size_t previewValues = 8;
+    size_t valuesLimit = 0; // see OutputValue::values
+    // After the timed iterations, one more run records every operator call (RecordFunction) and
+    // attributes its time to the module it ran in.
+    bool profile = false;
+};
+
+struct ModuleTime {
+    std::string path;   // as in ModuleInfo::path: "" for the root, "features.0", ...
+    double selfMs = 0;  // operators called directly in this module's code
+    double totalMs = 0; // with its submodules
+    int64_t calls = 0;  // operator calls, self
+};
+
+struct OperatorTime {
+    std::string name;   // "aten::conv2d"
+    double totalMs = 0; // including operators it called
+    double selfMs = 0;
+    int64_t calls = 0;
+};
+
+struct RunProfile {
+    double operatorMs = 0; // all top-level operator calls: the modules' shares add up to this
+    double wallMs = 0;     // the profiled iteration, end to end
+    std::vector<ModuleTime> modules;     // every module with time, parents before children
+    std::vector<OperatorTime> operators; // by total time, longest first
 };
 
 struct RunResult {
@@ -97,6 +126,8 @@ struct RunResult {
     TimingStats stats;
     std::vector<std::string> inputDescriptions;
     OutputValue output;
+    bool profiled = false;
+    RunProfile profile;
 };
 
 struct DeviceInfo {

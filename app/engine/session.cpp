@@ -4,9 +4,11 @@
 
 #include <warp_perspective.h>
 
+#include <ATen/record_function.h>
 #include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/csrc/jit/serialization/python_print.h>
@@ -20,10 +22,12 @@
 #include <ATen/cuda/CUDAContext.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <dlfcn.h>
 #include <fstream>
 #include <glob.h>
+#include <map>
 #include <unordered_map>
 
 namespace scriptscope {
@@ -498,6 +502,117 @@ Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& 
     return values;
 }
 
+namespace {
+
+// One profiled run: RecordFunction callbacks on this thread time every operator call. Calls made
+// by other operators (aten::linear -> aten::addmm) count towards their caller's module once, so
+// the modules' shares add up to the time of all top-level calls.
+struct OperatorProfiler {
+    struct Open {
+        std::chrono::steady_clock::time_point start;
+        double childMs = 0;
+        std::string name;
+        std::string scope;
+    };
+    struct Sum {
+        double totalMs = 0;
+        double selfMs = 0;
+        int64_t calls = 0;
+    };
+    std::vector<Open> open;
+    std::unordered_map<std::string, Sum> modules;
+    std::unordered_map<std::string, Sum> operators;
+};
+
+thread_local OperatorProfiler* activeProfiler = nullptr;
+
+// The interpreter's module hierarchy, one entry per frame ("TOP(Net)::forward",
+// "features(Sequential)::forward", "0(Conv2d)::forward", "SELF(Conv2d)::_conv_forward",
+// "::relu"), as a module path ("features.0"): the instance names, without TOP (the root), SELF (a
+// method of the same module) and free functions.
+std::string modulePathOf(const std::vector<std::string>& hierarchy) {
+    std::string path;
+    for (const auto& frame : hierarchy) {
+        const auto end = std::min(frame.find('('), frame.find("::"));
+        const std::string instance = frame.substr(0, end);
+        if (instance.empty() || instance == "TOP" || instance == "SELF") {
+            continue;
+        }
+        path += (path.empty() ? "" : ".") + instance;
+    }
+    return path;
+}
+
+std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction& fn) {
+    if (auto* profiler = activeProfiler) {
+        OperatorProfiler::Open call;
+        call.name = fn.name();
+        if (profiler->open.empty()) {
+            call.scope = modulePathOf(torch::jit::currentModuleHierarchy());
+        }
+        call.start = std::chrono::steady_clock::now();
+        profiler->open.push_back(std::move(call));
+    }
+    return nullptr;
+}
+
+void profileEnd(const at::RecordFunction&, at::ObserverContext*) {
+    auto* profiler = activeProfiler;
+    if (!profiler || profiler->open.empty()) {
+        return;
+    }
+    const auto end = std::chrono::steady_clock::now();
+    OperatorProfiler::Open call = std::move(profiler->open.back());
+    profiler->open.pop_back();
+    const double ms = std::chrono::duration<double, std::milli>(end - call.start).count();
+    auto& op = profiler->operators[call.name];
+    op.totalMs += ms;
+    op.selfMs += ms - call.childMs;
+    op.calls += 1;
+    if (!profiler->open.empty()) {
+        profiler->open.back().childMs += ms;
+    } else {
+        auto& module = profiler->modules[call.scope];
+        module.selfMs += ms;
+        module.calls += 1;
+    }
+}
+
+RunProfile summarize(const OperatorProfiler& profiler, double wallMs) {
+    RunProfile profile;
+    profile.wallMs = wallMs;
+    std::map<std::string, ModuleTime> modules; // ordered: parents before children
+    for (const auto& [path, sum] : profiler.modules) {
+        profile.operatorMs += sum.selfMs;
+        auto& entry = modules[path];
+        entry.path = path;
+        entry.selfMs += sum.selfMs;
+        entry.calls += sum.calls;
+        // Every ancestor's total includes this module's time.
+        std::string ancestor = path;
+        while (true) {
+            modules[ancestor].path = ancestor;
+            modules[ancestor].totalMs += sum.selfMs;
+            if (ancestor.empty()) {
+                break;
+            }
+            const auto dot = ancestor.rfind('.');
+            ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
+        }
+    }
+    for (auto& [path, entry] : modules) {
+        profile.modules.push_back(entry);
+    }
+    for (const auto& [name, sum] : profiler.operators) {
+        profile.operators.push_back({name, sum.totalMs, sum.selfMs, sum.calls});
+    }
+    std::sort(profile.operators.begin(), profile.operators.end(),
+              [](const OperatorTime& a, const OperatorTime& b) { return a.totalMs > b.totalMs; });
+    return profile;
+}
+
+} // namespace
+
 Expected<RunResult> Session::run(const RunRequest& request) {
     if (!impl_->module) {
         return Error{ErrorKind::Internal, "no model is loaded"};
@@ -576,7 +691,29 @@ Expected<RunResult> Session::run(const RunRequest& request) {
             result.samplesMs.push_back(elapsedMs(start));
         }
         result.stats = computeStats(result.samplesMs);
-        result.output = detail::describeOutput(output, request.previewValues);
+        if (request.profile) {
+            // Only this iteration carries the callbacks: the timed ones above ran without them.
+            OperatorProfiler profiler;
+            activeProfiler = &profiler;
+            const auto handle = at::addThreadLocalCallback(
+                at::RecordFunctionCallback(&profileStart, &profileEnd)
+                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+            const auto start = std::chrono::steady_clock::now();
+            try {
+                output = (*method)(inputs);
+                synchronize();
+            } catch (...) {
+                at::removeCallback(handle);
+                activeProfiler = nullptr;
+                throw;
+            }
+            const double wallMs = elapsedMs(start);
+            at::removeCallback(handle);
+            activeProfiler = nullptr;
+            result.profile = summarize(profiler, wallMs);
+            result.profiled = true;
+        }
+        result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
             const auto bytes = torch::jit::pickle_save(detail::toCpu(output));
             std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);

@@ -217,6 +217,15 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
         case InputSpec::Kind::File:
             return loadValueFile(spec.path);
         case InputSpec::Kind::Matrix: {
+            if (spec.path.empty()) {
+                if (spec.floatList.size() != 9) {
+                    return inputError("a matrix needs a file or nine values, got " +
+                                      std::to_string(spec.floatList.size()) + " value(s)");
+                }
+                return c10::IValue(torch::tensor(spec.floatList, torch::kFloat64)
+                                       .reshape({3, 3})
+                                       .to(torch::kFloat32));
+            }
             auto matrix = readMatrixFile(spec.path, spec.node);
             if (!matrix) {
                 return matrix.error();
@@ -247,7 +256,7 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
     return inputError("unknown input kind");
 }
 
-OutputValue describeOutput(const c10::IValue& value, size_t previewValues) {
+OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_t valuesLimit) {
     OutputValue out;
     if (value.isNone()) {
         out.kind = OutputValue::Kind::None;
@@ -278,6 +287,11 @@ OutputValue describeOutput(const c10::IValue& value, size_t previewValues) {
                 std::min<int64_t>(static_cast<int64_t>(previewValues), values.numel());
             const double* data = values.data_ptr<double>();
             out.preview.assign(data, data + count);
+            if (static_cast<size_t>(values.numel()) <= valuesLimit) {
+                const auto floats = values.to(torch::kFloat32).contiguous();
+                out.values.assign(floats.data_ptr<float>(),
+                                  floats.data_ptr<float>() + floats.numel());
+            }
         }
     } else if (value.isInt()) {
         out.kind = OutputValue::Kind::Int;
@@ -296,14 +310,14 @@ OutputValue describeOutput(const c10::IValue& value, size_t previewValues) {
         const auto elements =
             value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
         for (size_t i = 0; i < elements.size(); ++i) {
-            out.children.push_back(describeOutput(elements[i], previewValues));
+            out.children.push_back(describeOutput(elements[i], previewValues, valuesLimit));
             out.children.back().key = std::to_string(i);
         }
         out.text = (value.isTuple() ? "tuple of " : "list of ") + std::to_string(elements.size());
     } else if (value.isGenericDict()) {
         out.kind = OutputValue::Kind::Dict;
         for (const auto& entry : value.toGenericDict()) {
-            out.children.push_back(describeOutput(entry.value(), previewValues));
+            out.children.push_back(describeOutput(entry.value(), previewValues, valuesLimit));
             out.children.back().key = previewValue(entry.key(), 40);
         }
         out.text = "dict of " + std::to_string(out.children.size());

@@ -20,7 +20,7 @@ Expected<c10::IValue> buildInput(const InputSpec& spec);
 // Reads a torch.save file (zip format) into a value.
 Expected<c10::IValue> loadValueFile(const std::string& path);
 
-OutputValue describeOutput(const c10::IValue& value, size_t previewValues);
+OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_t valuesLimit = 0);
 // Moves every tensor in a value to the CPU, for saving.
 c10::IValue toCpu(const c10::IValue& value);
 

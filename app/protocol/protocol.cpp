@@ -1,5 +1,7 @@
 #include "protocol.h"
 
+#include <cstring>
+
 #include <QCborArray>
 #include <QCborStreamReader>
 #include <QCborValue>
@@ -249,6 +251,12 @@ OutputValue outputAt(const QCborMap& m, int depth) {
     v.infCount = counts.at(1).toInteger();
     v.numel = counts.at(2).toInteger();
     v.preview = doubles(array(m, "preview"));
+    // Raw little-endian float32; a length that is not a whole number of floats is refused.
+    const QByteArray values = m.value(QStringLiteral("values")).toByteArray();
+    if (!values.isEmpty() && values.size() % static_cast<qsizetype>(sizeof(float)) == 0) {
+        v.values.resize(static_cast<size_t>(values.size()) / sizeof(float));
+        std::memcpy(v.values.data(), values.constData(), static_cast<size_t>(values.size()));
+    }
     v.text = text(m, "text");
     if (depth < 64) { // a hostile message cannot recurse without bound
         for (const auto& child : array(m, "children")) {
@@ -270,6 +278,11 @@ QCborMap toCbor(const OutputValue& v) {
     put(m, "stats", QCborArray{v.min, v.max, v.mean, v.stddev});
     put(m, "counts", QCborArray{qint64(v.nanCount), qint64(v.infCount), qint64(v.numel)});
     put(m, "preview", numbers(v.preview));
+    if (!v.values.empty()) {
+        put(m, "values",
+            QByteArray(reinterpret_cast<const char*>(v.values.data()),
+                       static_cast<qsizetype>(v.values.size() * sizeof(float))));
+    }
     put(m, "text", text(v.text));
     QCborArray children;
     for (const auto& child : v.children) {
@@ -489,6 +502,8 @@ QCborMap toCbor(const RunRequest& r) {
     put(m, "iterations", r.iterations);
     put(m, "saveOutputsPath", text(r.saveOutputsPath));
     put(m, "previewValues", qint64(r.previewValues));
+    put(m, "valuesLimit", qint64(r.valuesLimit));
+    put(m, "profile", r.profile);
     return m;
 }
 
@@ -504,6 +519,8 @@ RunRequest runRequestFromCbor(const QCborMap& m) {
     r.iterations = static_cast<int>(integer(m, "iterations"));
     r.saveOutputsPath = text(m, "saveOutputsPath");
     r.previewValues = static_cast<size_t>(integer(m, "previewValues"));
+    r.valuesLimit = static_cast<size_t>(std::max<qint64>(0, integer(m, "valuesLimit")));
+    r.profile = m.value(QStringLiteral("profile")).toBool(false);
     return r;
 }
 
@@ -519,6 +536,21 @@ QCborMap toCbor(const RunResult& r) {
         QCborArray{qint64(s.count), s.min, s.p50, s.p90, s.p99, s.max, s.mean, s.stddev});
     put(m, "inputs", strings(r.inputDescriptions));
     put(m, "output", toCbor(r.output));
+    if (r.profiled) {
+        QCborArray modules, operators;
+        for (const auto& module : r.profile.modules) {
+            modules.append(
+                QCborArray{text(module.path), module.selfMs, module.totalMs, qint64(module.calls)});
+        }
+        for (const auto& op : r.profile.operators) {
+            operators.append(QCborArray{text(op.name), op.totalMs, op.selfMs, qint64(op.calls)});
+        }
+        put(m, "profile",
+            QCborMap{{QStringLiteral("operatorMs"), r.profile.operatorMs},
+                     {QStringLiteral("wallMs"), r.profile.wallMs},
+                     {QStringLiteral("modules"), modules},
+                     {QStringLiteral("operators"), operators}});
+    }
     return m;
 }
 
@@ -540,6 +572,22 @@ RunResult runResultFromCbor(const QCborMap& m) {
     r.stats.stddev = s.at(7).toDouble();
     r.inputDescriptions = strings(array(m, "inputs"));
     r.output = outputFromCbor(submap(m, "output"));
+    if (m.contains(QStringLiteral("profile"))) {
+        const QCborMap p = submap(m, "profile");
+        r.profiled = true;
+        r.profile.operatorMs = real(p, "operatorMs");
+        r.profile.wallMs = real(p, "wallMs");
+        for (const auto& entry : array(p, "modules")) {
+            const QCborArray e = entry.toArray();
+            r.profile.modules.push_back({e.at(0).toString().toStdString(), e.at(1).toDouble(),
+                                         e.at(2).toDouble(), e.at(3).toInteger()});
+        }
+        for (const auto& entry : array(p, "operators")) {
+            const QCborArray e = entry.toArray();
+            r.profile.operators.push_back({e.at(0).toString().toStdString(), e.at(1).toDouble(),
+                                           e.at(2).toDouble(), e.at(3).toInteger()});
+        }
+    }
     return r;
 }
 
