@@ -2,6 +2,7 @@
 
 #include "code_view.h"
 #include "module_tree_model.h"
+#include "run_panel.h"
 #include "warp_editor.h"
 #include "worker_client.h"
 
@@ -248,6 +249,9 @@ void MainWindow::buildUi() {
                                           QHeaderView::ResizeToContents);
     tree_->header()->setSectionResizeMode(ModuleTreeModel::BytesColumn,
                                           QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::TimeColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->setItemDelegateForColumn(ModuleTreeModel::TimeColumn, new ShareBarDelegate(tree_));
     tree_->header()->setStretchLastSection(false);
     leftLayout->addWidget(filter_);
     leftLayout->addWidget(tree_);
@@ -360,6 +364,12 @@ void MainWindow::buildUi() {
     workspaces_->addTab(pages_, tr("Model"));
     warpEditor_ = new WarpEditor(workspaces_);
     workspaces_->addTab(warpEditor_, tr("Warp"));
+    runPanel_ = new RunPanel(worker_, warpEditor_, workspaces_);
+    workspaces_->addTab(runPanel_, tr("Run"));
+    connect(runPanel_, &RunPanel::profileReady, this, [this](const RunProfile& profile) {
+        treeModel_->setProfile(profile);
+        tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
+    });
     setCentralWidget(workspaces_);
     connect(warpEditor_, &WarpEditor::sessionChanged, this, [this]() {
         // Written (and synced) as it changes, so that a crash loses nothing.
@@ -474,6 +484,7 @@ void MainWindow::showModel(const ModelInfo& info) {
         watcher_->addPath(currentFile_);
     }
     addRecent(currentFile_);
+    runPanel_->setModel(info);
     setWindowTitle(QStringLiteral("%1 — ScriptScope").arg(QFileInfo(currentFile_).fileName()));
 
     treeModel_->setModel(info);

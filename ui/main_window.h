@@ -30,6 +30,7 @@ namespace scriptscope {
 
 class CodeView;
 class WarpEditor;
+class RunPanel;
 class ModuleTreeModel;
 class WorkerClient;
 struct Error;
@@ -45,6 +46,7 @@ public:
     // The warp editor's last session, or the demo image when there is none (or its image is gone).
     void restoreWarpSession(const QString& demoImage);
     WarpEditor* warpEditor() const { return warpEditor_; }
+    RunPanel* runPanel() const { return runPanel_; }
     QTabWidget* workspaces() const { return workspaces_; }
     void reload();
     void selectModule(const QString& path);
@@ -109,6 +111,7 @@ private:
 
     QTabWidget* workspaces_ = nullptr;
     WarpEditor* warpEditor_ = nullptr;
+    RunPanel* runPanel_ = nullptr;
     QStackedWidget* pages_ = nullptr;
     QListWidget* startRecent_ = nullptr;
     QLabel* banner_ = nullptr;

@@ -3,7 +3,9 @@
 #include <format.h>
 
 #include <QLocale>
+#include <QPainter>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace scriptscope {
@@ -18,6 +20,8 @@ ModuleTreeModel::ModuleTreeModel(QObject* parent)
 
 void ModuleTreeModel::setModel(const ModelInfo& info) {
     beginResetModel();
+    times_.clear();
+    profiledMs_ = 0;
     modules_ = info.modules;
     nodes_.assign(modules_.size(), Node{});
     std::unordered_map<std::string, int> byPath;
@@ -121,10 +125,35 @@ QVariant ModuleTreeModel::data(const QModelIndex& index, int role) const {
             return QLocale().toString(static_cast<qulonglong>(m->totalParameterCount));
         case BytesColumn:
             return QString::fromStdString(formatBytes(m->totalBytes));
+        case TimeColumn: {
+            const auto found = times_.find(m->path);
+            if (found == times_.end()) {
+                return times_.empty() ? QVariant() : QVariant(QStringLiteral("–"));
+            }
+            return QStringLiteral("%1 ms  %2 %")
+                .arg(found->second.totalMs, 0, 'f', 3)
+                .arg(100.0 * found->second.totalMs / std::max(profiledMs_, 1e-12), 0, 'f', 1);
+        }
         default:
             return {};
         }
+    case ShareRole: {
+        const auto found = times_.find(m->path);
+        if (index.column() != TimeColumn || found == times_.end() || profiledMs_ <= 0) {
+            return {};
+        }
+        return found->second.totalMs / profiledMs_;
+    }
     case Qt::ToolTipRole:
+        if (index.column() == TimeColumn) {
+            const auto found = times_.find(m->path);
+            if (found != times_.end()) {
+                return tr("%1 ms with submodules, %2 ms in its own code, %3 operator calls")
+                    .arg(found->second.totalMs, 0, 'f', 3)
+                    .arg(found->second.selfMs, 0, 'f', 3)
+                    .arg(found->second.calls);
+            }
+        }
         return QString::fromStdString(m->type);
     case Qt::TextAlignmentRole:
         return index.column() >= ParametersColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
@@ -151,9 +180,51 @@ QVariant ModuleTreeModel::headerData(int section, Qt::Orientation orientation, i
         return tr("Parameters");
     case BytesColumn:
         return tr("Size");
+    case TimeColumn:
+        return tr("Time (profiled)");
     default:
         return {};
     }
+}
+
+void ModuleTreeModel::setProfile(const RunProfile& profile) {
+    times_.clear();
+    for (const ModuleTime& time : profile.modules) {
+        times_[time.path] = time;
+    }
+    profiledMs_ = profile.operatorMs;
+    if (!nodes_.empty()) {
+        // Every row's Time cell changed.
+        std::vector<QModelIndex> stack{QModelIndex()};
+        while (!stack.empty()) {
+            const QModelIndex parent = stack.back();
+            stack.pop_back();
+            const int rows = rowCount(parent);
+            if (rows > 0) {
+                Q_EMIT dataChanged(index(0, TimeColumn, parent),
+                                   index(rows - 1, TimeColumn, parent));
+                for (int r = 0; r < rows; ++r) {
+                    stack.push_back(index(r, 0, parent));
+                }
+            }
+        }
+    }
+}
+
+void ShareBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option,
+                             const QModelIndex& index) const {
+    const QVariant share = index.data(ModuleTreeModel::ShareRole);
+    if (share.isValid()) {
+        const double fraction = std::clamp(share.toDouble(), 0.0, 1.0);
+        QRectF bar = QRectF(option.rect).adjusted(2, 3, -2, -3);
+        bar.setWidth(bar.width() * fraction);
+        painter->save();
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(0xff, 0x8f, 0x00, 110));
+        painter->drawRect(bar);
+        painter->restore();
+    }
+    QStyledItemDelegate::paint(painter, option, index);
 }
 
 } // namespace scriptscope

@@ -4,6 +4,11 @@
 #include <model_info.h>
 
 #include <QAbstractItemModel>
+#include <QStyledItemDelegate>
+
+#include <run_types.h>
+
+#include <unordered_map>
 
 #include <vector>
 
@@ -13,16 +18,20 @@ class ModuleTreeModel : public QAbstractItemModel {
     Q_OBJECT
 
 public:
-    enum Column { NameColumn, TypeColumn, ParametersColumn, BytesColumn, ColumnCount };
+    enum Column { NameColumn, TypeColumn, ParametersColumn, BytesColumn, TimeColumn, ColumnCount };
     enum Role {
         PathRole = Qt::UserRole + 1, // the module's dotted path ("" for the root)
         TypeRole,                    // the full qualified type name
+        ShareRole,                   // the module's share of the profiled time, 0..1 (or null)
     };
 
     explicit ModuleTreeModel(QObject* parent = nullptr);
 
     void setModel(const ModelInfo& info);
     void clear();
+    // Time per module from a profiled run (the Time column); cleared by setModel().
+    void setProfile(const RunProfile& profile);
+    bool hasProfile() const { return !times_.empty(); }
     const ModuleInfo* module(const QModelIndex& index) const;
     QModelIndex indexOfPath(const QString& path) const;
 
@@ -43,6 +52,18 @@ private:
     };
     std::vector<ModuleInfo> modules_;
     std::vector<Node> nodes_; // nodes_[i].module == i
+    std::unordered_map<std::string, ModuleTime> times_;
+    double profiledMs_ = 0;
+};
+
+// Draws a cell's ShareRole as a bar behind its text (the module tree's Time column).
+class ShareBarDelegate : public QStyledItemDelegate {
+    Q_OBJECT
+
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* painter, const QStyleOptionViewItem& option,
+               const QModelIndex& index) const override;
 };
 
 // "__torch__.torch.nn.modules.conv.___torch_mangle_13.Conv2d" -> "Conv2d"

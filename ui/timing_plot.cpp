@@ -1,0 +1,161 @@
+#include "timing_plot.h"
+
+#include <stats.h>
+
+#include <QHBoxLayout>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+
+// qcustomplot.h uses Qt's keyword macros, which this project turns off (QT_NO_KEYWORDS: LibTorch
+// has members named slots()); they are defined for this one header only.
+#define signals Q_SIGNALS
+#define slots Q_SLOTS
+#define emit Q_EMIT
+#define foreach Q_FOREACH
+#include <qcustomplot.h>
+#undef signals
+#undef slots
+#undef emit
+#undef foreach
+
+#include <algorithm>
+
+namespace scriptscope {
+namespace {
+
+QColor seriesColor(int i) {
+    static const QColor colors[] = {QColor(0x1e, 0x88, 0xe5), QColor(0xe5, 0x39, 0x35),
+                                    QColor(0x43, 0xa0, 0x47), QColor(0xfb, 0x8c, 0x00),
+                                    QColor(0x8e, 0x24, 0xaa), QColor(0x00, 0x89, 0x7b)};
+    return colors[i % 6];
+}
+
+void styleAxes(QCustomPlot* plot, const QString& x, const QString& y) {
+    plot->xAxis->setLabel(x);
+    plot->yAxis->setLabel(y);
+    plot->setMinimumHeight(180);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+}
+
+} // namespace
+
+TimingPlot::TimingPlot(QWidget* parent)
+    : QWidget(parent)
+    , iterations_(new QCustomPlot(this))
+    , histogram_(new QCustomPlot(this)) {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(iterations_, 3);
+    layout->addWidget(histogram_, 2);
+    styleAxes(iterations_, tr("iteration"), tr("latency (ms)"));
+    styleAxes(histogram_, tr("latency (ms)"), tr("iterations"));
+    iterations_->plotLayout()->insertRow(0);
+    iterations_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(iterations_, tr("Latency per iteration")));
+    histogram_->plotLayout()->insertRow(0);
+    histogram_->plotLayout()->addElement(0, 0, new QCPTextElement(histogram_, tr("Latest run")));
+    iterations_->legend->setVisible(true);
+    iterations_->legend->setFont(QFont(font().family(), 8));
+    iterations_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+}
+
+void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
+    iterations_->clearGraphs();
+    double maxY = 0;
+    int maxX = 1;
+    for (size_t r = 0; r < runs.size(); ++r) {
+        const auto& samples = runs[r].result.samplesMs;
+        QVector<double> x, y;
+        for (size_t i = 0; i < samples.size(); ++i) {
+            x.push_back(static_cast<double>(i + 1));
+            y.push_back(samples[i]);
+            maxY = std::max(maxY, samples[i]);
+        }
+        maxX = std::max(maxX, static_cast<int>(samples.size()));
+        QCPGraph* graph = iterations_->addGraph();
+        graph->setData(x, y, true);
+        graph->setName(runs[r].label +
+                       QStringLiteral(" · p50 %1 ms").arg(runs[r].result.stats.p50, 0, 'f', 2));
+        graph->setPen(QPen(seriesColor(static_cast<int>(r)), 1.5));
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+    }
+    iterations_->xAxis->setRange(0.5, maxX + 0.5);
+    iterations_->yAxis->setRange(0, maxY > 0 ? maxY * 1.15 : 1);
+    iterations_->legend->setVisible(!runs.empty());
+    iterations_->replot();
+
+    histogram_->clearPlottables();
+    histogram_->clearItems();
+    if (!runs.empty()) {
+        const RunResult& last = runs.back().result;
+        const Histogram bins = histogram(last.samplesMs, 20);
+        QVector<double> keys, values;
+        const double width = bins.binWidth > 0 ? bins.binWidth : 1;
+        for (size_t i = 0; i < bins.counts.size(); ++i) {
+            keys.push_back(bins.lower + (static_cast<double>(i) + 0.5) * width);
+            values.push_back(static_cast<double>(bins.counts[i]));
+        }
+        auto* bars = new QCPBars(histogram_->xAxis, histogram_->yAxis);
+        bars->setData(keys, values, true);
+        bars->setWidth(width);
+        bars->setBrush(seriesColor(static_cast<int>(runs.size()) - 1).lighter(140));
+        bars->setPen(QPen(seriesColor(static_cast<int>(runs.size()) - 1)));
+        double maxCount = 1;
+        for (double v : values) {
+            maxCount = std::max(maxCount, v);
+        }
+        const struct {
+            const char* name;
+            double value;
+            Qt::PenStyle style;
+        } markers[] = {{"p50", last.stats.p50, Qt::SolidLine},
+                       {"p90", last.stats.p90, Qt::DashLine},
+                       {"p99", last.stats.p99, Qt::DotLine}};
+        int row = 0;
+        for (const auto& marker : markers) {
+            auto* line = new QCPItemStraightLine(histogram_);
+            line->point1->setCoords(marker.value, 0);
+            line->point2->setCoords(marker.value, 1);
+            line->setPen(QPen(Qt::black, 1.2, marker.style));
+            auto* label = new QCPItemText(histogram_);
+            label->position->setCoords(marker.value, maxCount * (1.12 - 0.08 * row++));
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+            label->setText(QStringLiteral(" %1 %2 ms")
+                               .arg(QLatin1String(marker.name))
+                               .arg(marker.value, 0, 'f', 2));
+            label->setFont(QFont(font().family(), 8));
+        }
+        const double low = bins.lower;
+        const double high = bins.lower + width * static_cast<double>(bins.counts.size());
+        const double pad = std::max((high - low) * 0.1, 1e-3);
+        histogram_->xAxis->setRange(low - pad, std::max(high, last.stats.p99) + 3 * pad);
+        histogram_->yAxis->setRange(0, maxCount * 1.2);
+    }
+    histogram_->replot();
+}
+
+bool TimingPlot::savePng(const QString& path) {
+    return grab().save(path, "PNG");
+}
+
+bool TimingPlot::savePdf(const QString& path) {
+    // Vector output: each plot paints itself into its half of the page.
+    QPdfWriter writer(path);
+    writer.setPageSize(QPageSize(QSizeF(width(), height()), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setResolution(72);
+    QCPPainter painter;
+    if (!painter.begin(&writer)) {
+        return false;
+    }
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    iterations_->toPainter(&painter, iterations_->width(), iterations_->height());
+    painter.translate(histogram_->x(), 0);
+    histogram_->toPainter(&painter, histogram_->width(), histogram_->height());
+    painter.end();
+    return true;
+}
+
+} // namespace scriptscope

@@ -1,0 +1,30 @@
+// The timing plots (QCustomPlot): latency per iteration with one series per run, and the latest
+// run's histogram with its p50, p90 and p99 marked. Exported as PNG or PDF.
+#pragma once
+
+#include "output_models.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+
+namespace scriptscope {
+
+class TimingPlot : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit TimingPlot(QWidget* parent = nullptr);
+    void setRuns(const std::vector<RunRecord>& runs);
+    QCustomPlot* iterationsPlot() const { return iterations_; }
+    QCustomPlot* histogramPlot() const { return histogram_; }
+    // Both plots side by side, as on screen.
+    bool savePng(const QString& path);
+    bool savePdf(const QString& path);
+
+private:
+    QCustomPlot* iterations_ = nullptr;
+    QCustomPlot* histogram_ = nullptr;
+};
+
+} // namespace scriptscope
