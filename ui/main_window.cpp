@@ -351,7 +351,7 @@ void MainWindow::buildUi() {
     splitter->addWidget(left);
     splitter->addWidget(tabs_);
     splitter->setStretchFactor(1, 3);
-    splitter->setSizes({440, 840});
+    splitter->setSizes({540, 740});
     inspectorLayout->addWidget(bannerBox);
     inspectorLayout->addWidget(splitter, 1);
 

@@ -48,15 +48,9 @@ enum InputColumn {
 };
 
 const std::pair<const char*, const char*> kSources[] = {
-    {"image", "Image (the warp editor's)"},
-    {"warp", "Warp matrix (the warp editor's)"},
-    {"random", "Random"},
-    {"zeros", "Zeros"},
-    {"ones", "Ones"},
-    {"file", "File (torch.save)"},
-    {"value", "Value"},
-    {"none", "None"},
-    {"default", "Default"},
+    {"image", "Image"}, {"warp", "Warp matrix"}, {"random", "Random"},
+    {"zeros", "Zeros"}, {"ones", "Ones"},        {"file", "File (torch.save)"},
+    {"value", "Value"}, {"none", "None"},        {"default", "Default"},
 };
 
 // Up to this many elements per tensor come back whole, for images, tables and comparisons.
@@ -341,7 +335,7 @@ void RunPanel::buildUi() {
     settingsScroll->setWidget(settingsPanel);
     settingsScroll->setWidgetResizable(true);
     settingsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    settingsScroll->setMinimumWidth(400);
+    settingsScroll->setMinimumWidth(460);
 
     // Results.
     auto* results = new QSplitter(Qt::Vertical, splitter);
@@ -670,6 +664,14 @@ void RunPanel::fillInputs() {
                 continue;
             }
             source->addItem(tr(label), QLatin1String(key));
+            if (QLatin1String(key) == QLatin1String("image")) {
+                source->setItemData(source->count() - 1, tr("The warp editor's image, or a file"),
+                                    Qt::ToolTipRole);
+            } else if (QLatin1String(key) == QLatin1String("warp")) {
+                source->setItemData(source->count() - 1,
+                                    tr("The warp editor's current 3x3 matrix (float32)"),
+                                    Qt::ToolTipRole);
+            }
         }
         auto* value = new QLineEdit(inputs_);
         auto* browse = new QToolButton(inputs_);

@@ -23,9 +23,14 @@ std::vector<SchemaArgument> schemaArguments(const std::string& schema) {
     // The argument list ends at the parenthesis that closes the first one.
     int depth = 0;
     size_t close = std::string::npos;
+    char inString = 0;
     for (size_t i = open; i < schema.size(); ++i) {
         const char c = schema[i];
-        if (c == '(' || c == '[') {
+        if (inString) {
+            inString = c == inString ? 0 : inString;
+        } else if (c == '"' || c == '\'') {
+            inString = c;
+        } else if (c == '(' || c == '[') {
             ++depth;
         } else if (c == ')' || c == ']') {
             if (--depth == 0) {
@@ -40,14 +45,19 @@ std::vector<SchemaArgument> schemaArguments(const std::string& schema) {
     std::vector<std::string> parts;
     std::string current;
     depth = 0;
+    char quote = 0;
     for (size_t i = open + 1; i < close; ++i) {
         const char c = schema[i];
-        if (c == '(' || c == '[') {
+        if (quote) {
+            quote = c == quote ? 0 : quote; // a default string: commas inside do not split
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '(' || c == '[') {
             ++depth;
         } else if (c == ')' || c == ']') {
             --depth;
         }
-        if (c == ',' && depth == 0) {
+        if (c == ',' && depth == 0 && !quote) {
             parts.push_back(current);
             current.clear();
         } else {

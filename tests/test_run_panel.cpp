@@ -1,0 +1,360 @@
+// The run workspace through the real worker, offscreen: inputs from the demo's schema (its image
+// and the warp editor's matrix), a run whose outputs equal the CLI's for the same inputs, the
+// timing overlay and plots, a profile that fills the module tree, the kept-result comparison, Live
+// and continuous runs, schema mismatches named before running, and the device list's reason for
+// having no CUDA. Every model is checked with QAbstractItemModelTester. Saves screenshots.
+#include "test_support.h"
+
+#include <main_window.h>
+#include <matrix_io.h>
+#include <module_tree_model.h>
+#include <output_view.h>
+#include <run_panel.h>
+#include <schema.h>
+#include <timing_plot.h>
+#include <warp_editor.h>
+#include <worker_client.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+
+using namespace scriptscope;
+
+Q_DECLARE_METATYPE(std::vector<scriptscope::SchemaArgument>)
+
+namespace {
+
+const QString kResources = QStringLiteral(SCRIPTSCOPE_RESOURCES_DIR);
+
+void saveScreenshot(QWidget* widget, const QString& name) {
+    const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
+    QDir().mkpath(folder);
+    QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
+}
+
+} // namespace
+
+class TestRunPanel : public QObject {
+    Q_OBJECT
+
+private:
+    WorkerClient* worker_ = nullptr;
+    MainWindow* window_ = nullptr;
+    RunPanel* panel_ = nullptr;
+
+    bool runAndWait(int timeoutMs = 120000) {
+        QSignalSpy shown(panel_, &RunPanel::runShown);
+        QSignalSpy failed(panel_, &RunPanel::runFailed);
+        panel_->runOnce();
+        if (!failed.isEmpty()) {
+            qWarning() << "run refused:" << panel_->statusText();
+            return false;
+        }
+        for (int waited = 0; shown.isEmpty() && failed.isEmpty() && waited < timeoutMs;
+             waited += 100) {
+            QTest::qWait(100);
+        }
+        if (!failed.isEmpty()) {
+            qWarning() << "run failed:" << panel_->statusText();
+        }
+        return !shown.isEmpty();
+    }
+
+private Q_SLOTS:
+    void schemaArguments_data() {
+        QTest::addColumn<QString>("schema");
+        QTest::addColumn<QStringList>("names");
+        QTest::addColumn<QStringList>("types");
+        QTest::newRow("demo") << QStringLiteral("forward(__torch__.DocumentClassifier self, Tensor "
+                                                "image, Tensor warp) -> ((Tensor, Tensor))")
+                              << QStringList{QStringLiteral("image"), QStringLiteral("warp")}
+                              << QStringList{QStringLiteral("Tensor"), QStringLiteral("Tensor")};
+        QTest::newRow("defaults and nesting")
+            << QStringLiteral("f(__torch__.M self, Dict[str, Tensor] d, int k=5, float[] w=[1., "
+                              "2.], str s=\"a,b\") -> Tensor")
+            << QStringList{QStringLiteral("d"), QStringLiteral("k"), QStringLiteral("w"),
+                           QStringLiteral("s")}
+            << QStringList{QStringLiteral("Dict[str, Tensor]"), QStringLiteral("int"),
+                           QStringLiteral("float[]"), QStringLiteral("str")};
+        QTest::newRow("no self") << QStringLiteral("compute(Tensor x, Tensor y) -> Tensor")
+                                 << QStringList{QStringLiteral("x"), QStringLiteral("y")}
+                                 << QStringList{QStringLiteral("Tensor"), QStringLiteral("Tensor")};
+        QTest::newRow("no arguments")
+            << QStringLiteral("forward(__torch__.M self) -> int") << QStringList{} << QStringList{};
+        QTest::newRow("broken") << QStringLiteral("forward(") << QStringList{} << QStringList{};
+    }
+    void schemaArguments() {
+        QFETCH(QString, schema);
+        QFETCH(QStringList, names);
+        QFETCH(QStringList, types);
+        const auto arguments = scriptscope::schemaArguments(schema.toStdString());
+        QCOMPARE(static_cast<int>(arguments.size()), names.size());
+        for (int i = 0; i < names.size(); ++i) {
+            QCOMPARE(QString::fromStdString(arguments[static_cast<size_t>(i)].name), names[i]);
+            QCOMPARE(QString::fromStdString(arguments[static_cast<size_t>(i)].type), types[i]);
+        }
+        if (names.size() == 4) {
+            QVERIFY(arguments[1].hasDefault);
+            QCOMPARE(arguments[1].defaultValue, std::string("5"));
+            QCOMPARE(arguments[3].defaultValue, std::string("\"a,b\""));
+            QCOMPARE(argumentClass(arguments[2].type), ArgumentClass::FloatList);
+        }
+    }
+
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        worker_ = new WorkerClient(this);
+        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+        window_ = new MainWindow(worker_);
+        window_->resize(1500, 950);
+        window_->restoreWarpSession(kResources + QStringLiteral("/demo.png"));
+        window_->show();
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        window_->openFile(kResources + QStringLiteral("/demo_model.pt"));
+        QVERIFY(shown.wait(120000));
+        panel_ = window_->runPanel();
+        window_->workspaces()->setCurrentWidget(panel_);
+        // The demo's warp, as a person would load it in the warp editor.
+        QVERIFY(window_->warpEditor()->loadMatrix(kResources + QStringLiteral("/demo_warp.npy")));
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void inputsFollowTheSchema() {
+        QCOMPARE(panel_->methodBox()->currentText(), QStringLiteral("forward"));
+        QVERIFY(panel_->methodBox()->findText(QStringLiteral("label_of")) >= 0);
+        QCOMPARE(panel_->inputsTable()->rowCount(), 2);
+        auto source = [&](int row) {
+            return qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(row, 2))
+                ->currentData()
+                .toString();
+        };
+        QCOMPARE(source(0), QStringLiteral("image"));
+        QCOMPARE(source(1), QStringLiteral("warp"));
+        // Another method gets its own rows.
+        panel_->methodBox()->setCurrentIndex(
+            panel_->methodBox()->findText(QStringLiteral("label_of")));
+        QCOMPARE(panel_->inputsTable()->rowCount(), 1);
+        QCOMPARE(source(0), QStringLiteral("value"));
+        panel_->methodBox()->setCurrentIndex(
+            panel_->methodBox()->findText(QStringLiteral("forward")));
+        QCOMPARE(panel_->inputsTable()->rowCount(), 2);
+    }
+
+    void deviceListSaysWhyThereIsNoCuda() {
+        QTRY_VERIFY_WITH_TIMEOUT(panel_->deviceBox()->count() >= 1, 30000);
+        QCOMPARE(panel_->deviceBox()->itemData(0).toString(), QStringLiteral("cpu"));
+        // This machine's LibTorch has no CUDA: the entry is there, disabled, with the reason.
+        QVERIFY2(panel_->deviceNote().contains(QStringLiteral("CUDA")),
+                 qPrintable(panel_->deviceNote()));
+        bool disabledCuda = false;
+        auto* model = qobject_cast<QStandardItemModel*>(panel_->deviceBox()->model());
+        for (int i = 0; i < panel_->deviceBox()->count(); ++i) {
+            if (panel_->deviceBox()->itemData(i).toString().startsWith(QStringLiteral("cuda"))) {
+                disabledCuda = !model->item(i)->isEnabled();
+            }
+        }
+        QVERIFY(disabledCuda);
+    }
+
+    void mismatchIsNamedBeforeRunning() {
+        panel_->setInput(1, QStringLiteral("value"), QStringLiteral("3"));
+        QSignalSpy failed(panel_, &RunPanel::runFailed);
+        panel_->runOnce();
+        QCOMPARE(failed.count(), 1);
+        QVERIFY2(panel_->statusText().contains(QStringLiteral("'warp'")),
+                 qPrintable(panel_->statusText()));
+        panel_->setInput(1, QStringLiteral("random"), QStringLiteral("2x2x2x2x"));
+        panel_->runOnce();
+        QVERIFY(panel_->statusText().contains(QStringLiteral("'warp'")));
+        // A shape the worker refuses (the warp must be 3x3) comes back with the operator's words.
+        panel_->setInput(1, QStringLiteral("random"), QStringLiteral("4x4"));
+        QVERIFY(!runAndWait());
+        QVERIFY2(panel_->statusText().contains(QStringLiteral("3x3")),
+                 qPrintable(panel_->statusText()));
+        panel_->setInput(1, QStringLiteral("warp"));
+    }
+
+    void runShowsOutputsTimingAndProfile() {
+        panel_->iterationsBox()->setValue(6);
+        panel_->warmupBox()->setValue(1);
+        panel_->profileBox()->setChecked(true);
+        QVERIFY(runAndWait());
+        const RunResult& result = *panel_->lastResult();
+        QCOMPARE(result.samplesMs.size(), size_t(6));
+        QCOMPARE(panel_->historyModel()->rowCount(), 1);
+        // The demo returns (page, probabilities): the page is drawn as an image.
+        QCOMPARE(panel_->outputModel()->rowCount(), 2);
+        QCOMPARE(panel_->imageView()->image().size(), QSize(200, 280));
+        QVERIFY(panel_->imageView()->overlayVisible());
+        QVERIFY(
+            panel_->imageView()->overlay().join(QLatin1Char(' ')).contains(QStringLiteral("p50")));
+        // The overlay is in the exported view.
+        const QImage withOverlay = panel_->imageView()->render();
+        panel_->imageView()->setOverlayVisible(false);
+        QVERIFY(panel_->imageView()->render() != withOverlay);
+        panel_->imageView()->setOverlayVisible(true);
+        // The profile reached the module tree: shares of the root's children add up.
+        QVERIFY(result.profiled);
+        QVERIFY(panel_->profileModel()->rowCount() > 0);
+        auto* tree = window_->moduleTree();
+        auto* model = tree->model();
+        const QModelIndex root = model->index(0, ModuleTreeModel::TimeColumn);
+        QVERIFY(std::abs(root.data(ModuleTreeModel::ShareRole).toDouble() - 1.0) < 1e-9);
+        double sum = 0;
+        for (const auto& m : result.profile.modules) {
+            sum += m.selfMs;
+        }
+        QVERIFY(std::abs(sum - result.profile.operatorMs) < 1e-6);
+        QAbstractItemModelTester outputTester(
+            panel_->outputModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tableTester(
+            panel_->tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester topKTester(panel_->topKModel(),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester historyTester(
+            panel_->historyModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester profileTester(
+            panel_->profileModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester treeTester(model,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        saveScreenshot(window_, QStringLiteral("run-panel"));
+        window_->workspaces()->setCurrentIndex(0);
+        saveScreenshot(window_, QStringLiteral("module-profile"));
+        window_->workspaces()->setCurrentWidget(panel_);
+    }
+
+    void outputsEqualTheClis() {
+        // The same inputs through scriptscope-cli: the same engine gives the same numbers.
+        QTemporaryDir dir;
+        const QString matrix = dir.filePath(QStringLiteral("warp.npy"));
+        QVERIFY(!writeMatrixFile(matrix.toStdString(), window_->warpEditor()->matrix()));
+        QProcess cli;
+        cli.start(QStringLiteral(SCRIPTSCOPE_CLI_PATH),
+                  {QStringLiteral("run"), kResources + QStringLiteral("/demo_model.pt"),
+                   QStringLiteral("--input"),
+                   QStringLiteral("image:") + kResources + QStringLiteral("/demo.png"),
+                   QStringLiteral("--input"), QStringLiteral("matrix:") + matrix,
+                   QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--json")});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 0);
+        const auto json = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+        const OutputValue& gui = panel_->lastResult()->output;
+        for (size_t i = 0; i < 2; ++i) {
+            const auto& c = json["output"]["items"][i];
+            QCOMPARE(c["min"].get<double>(), gui.children[i].min);
+            QCOMPARE(c["max"].get<double>(), gui.children[i].max);
+            QCOMPARE(c["mean"].get<double>(), gui.children[i].mean);
+        }
+    }
+
+    void keptResultIsCompared() {
+        panel_->keepResult();
+        panel_->profileBox()->setChecked(false);
+        QVERIFY(runAndWait());
+        QVERIFY2(panel_->comparisonText().contains(QStringLiteral("max |difference| 0")),
+                 qPrintable(panel_->comparisonText()));
+        // A different warp gives a different page.
+        Homography h = window_->warpEditor()->matrix();
+        h[2] += 7;
+        QVERIFY(window_->warpEditor()->setMatrix(h));
+        QVERIFY(runAndWait());
+        QVERIFY2(panel_->comparisonText().contains(QStringLiteral("max |difference|")) &&
+                     !panel_->comparisonText().contains(QStringLiteral("max |difference| 0,")),
+                 qPrintable(panel_->comparisonText()));
+        QCOMPARE(panel_->historyModel()->rowCount(), 3);
+    }
+
+    void liveRunsWhenTheMatrixChanges() {
+        panel_->liveBox()->setChecked(true);
+        QSignalSpy shown(panel_, &RunPanel::runShown);
+        Homography h = window_->warpEditor()->matrix();
+        h[5] += 3;
+        QVERIFY(window_->warpEditor()->setMatrix(h));
+        QVERIFY(shown.wait(120000));
+        panel_->liveBox()->setChecked(false);
+    }
+
+    void continuousRunsUntilCancelled() {
+        QSignalSpy shown(panel_, &RunPanel::runShown);
+        panel_->setContinuous(true);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 3, 120000);
+        panel_->cancel();
+        QVERIFY(!panel_->continuous());
+        const int runs = panel_->historyModel()->rowCount();
+        QTest::qWait(500);
+        QVERIFY(panel_->historyModel()->rowCount() <= runs + 1);
+    }
+
+    void plotAndSamplesExport() {
+        QTemporaryDir dir;
+        TimingPlot* plot = panel_->timingPlot();
+        QVERIFY(plot->savePng(dir.filePath(QStringLiteral("t.png"))));
+        QVERIFY(plot->savePdf(dir.filePath(QStringLiteral("t.pdf"))));
+        QVERIFY(QFileInfo(dir.filePath(QStringLiteral("t.pdf"))).size() > 1000);
+        QVERIFY(!QImage(dir.filePath(QStringLiteral("t.png"))).isNull());
+        const QString csv = panel_->historyModel()->toCsv();
+        size_t samples = 0;
+        for (const auto& run : panel_->historyModel()->runs()) {
+            samples += run.result.samplesMs.size();
+        }
+        QCOMPARE(static_cast<size_t>(csv.count(QLatin1Char('\n'))), samples + 1);
+        saveScreenshot(plot, QStringLiteral("timing-plot"));
+    }
+
+    void tensorImagesAndDifferences() {
+        OutputValue t;
+        t.kind = OutputValue::Kind::Tensor;
+        t.shape = {1, 3, 4, 5};
+        t.numel = 60;
+        t.values.resize(60);
+        for (size_t i = 0; i < 60; ++i) {
+            t.values[i] = static_cast<float>(i) / 59.0F;
+        }
+        t.min = 0;
+        t.max = 1;
+        const ImageLayout layout = imageLayout(t);
+        QVERIFY(layout.isImage() && layout.channels == 3 && layout.width == 5);
+        TensorImageOptions options;
+        const QImage colour = tensorToImage(t, options);
+        QCOMPARE(colour.size(), QSize(5, 4));
+        QCOMPARE(qRed(colour.pixel(0, 0)), 0);
+        QCOMPARE(qBlue(colour.pixel(4, 3)), 255);
+        options.channel = 1;
+        QCOMPARE(qRed(tensorToImage(t, options).pixel(0, 0)),
+                 static_cast<int>(std::lround(20 / 59.0 * 255)));
+        OutputValue u = t;
+        u.values[7] += 0.5F;
+        const Difference d = compareTensors(u, t);
+        QVERIFY(d.comparable);
+        QVERIFY(std::abs(d.maxAbs - 0.5) < 1e-6);
+        QCOMPARE(d.image.size(), QSize(5, 4));
+        u.shape = {60};
+        QVERIFY(!compareTensors(u, t).comparable);
+        // Not images: vectors and tiny matrices.
+        OutputValue v;
+        v.kind = OutputValue::Kind::Tensor;
+        v.shape = {1, 5};
+        QVERIFY(!imageLayout(v).isImage());
+    }
+};
+
+QTEST_MAIN(TestRunPanel)
+#include "test_run_panel.moc"
