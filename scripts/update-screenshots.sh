@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Remakes the README's screenshots with the GUI test (offscreen) and copies them to docs/.
+# Remakes the README's screenshots with the GUI tests (offscreen) and copies them to docs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh test_gui
+scripts/setup.sh test_gui test_warp_editor test_run_panel
 QT_QPA_PLATFORM=offscreen build/bin/test_gui >/dev/null
-for name in details-view code-view graph-view archive-view worker-crash-message; do
+QT_QPA_PLATFORM=offscreen build/bin/test_warp_editor >/dev/null
+QT_QPA_PLATFORM=offscreen build/bin/test_run_panel >/dev/null
+for name in details-view code-view graph-view archive-view worker-crash-message \
+    warp-editor warp-editor-rectify warp-editor-refused run-panel module-profile timing-plot; do
     cp "build/screenshots/$name.png" "docs/screenshots/$name.png"
 done
 echo "docs/screenshots updated"

@@ -18,6 +18,7 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QMouseEvent>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -119,7 +120,8 @@ private Q_SLOTS:
         const QPoint from = onScreen(view, Point{159, 119});
         const QPoint target = from - QPoint(60, 35);
         // The handle keeps its offset from the mouse: it moves by the mouse's movement.
-        const QPointF expected = QPointF(159, 119) + view->mapToScene(target) - view->mapToScene(from);
+        const QPointF expected =
+            QPointF(159, 119) + view->mapToScene(target) - view->mapToScene(from);
         dragHandle(view, 2, target);
         QCOMPARE(editor_->undoStack()->count(), 1);
         // The bottom-right corner goes where the mouse let go; the others stay.
@@ -338,18 +340,34 @@ private Q_SLOTS:
     }
 
     void inTheMainWindow() {
+        // A first start: no saved session, so the demo photo with the matrix that rectifies it.
+        QSettings().remove(QStringLiteral("warp/session"));
         WorkerClient worker;
         worker.setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
         MainWindow window(&worker);
         window.resize(1400, 820);
-        window.restoreWarpSession(fx("warp_source.png"));
+        const QString resources = QStringLiteral(SCRIPTSCOPE_RESOURCES_DIR);
+        window.restoreWarpSession(resources + QStringLiteral("/demo.png"),
+                                  resources + QStringLiteral("/demo_warp.npy"), QSize(200, 280));
         window.show();
-        window.workspaces()->setCurrentWidget(window.warpEditor());
+        QVERIFY(window.showWorkspace(QStringLiteral("warp")));
         WarpEditor* editor = window.warpEditor();
-        QVERIFY(editor->setMatrix(keystone(0.3, 160, 120), QStringLiteral("keystone")));
-        editor->fitViews();
+        QCOMPARE(editor->state().outputSize, OutputSize::Custom);
+        QCOMPARE(editor->undoStack()->count(), 0);
+        const auto demo =
+            readMatrixFile(QString(resources + QStringLiteral("/demo_warp.npy")).toStdString());
+        QVERIFY(demo.ok());
+        QCOMPARE(editor->matrix(), *demo);
         QVERIFY(waitForFullResolution(*editor));
+        QCOMPARE(editor->fullResolutionImage().size(), QSize(200, 280));
         saveScreenshot(&window, QStringLiteral("warp-editor"));
+        // The session is saved as it changes: a new window (a restart) gets it back.
+        QVERIFY(editor->setMatrix(keystone(0.1, 640, 480), QStringLiteral("keystone")));
+        MainWindow restarted(&worker);
+        restarted.restoreWarpSession(resources + QStringLiteral("/demo.png"),
+                                     resources + QStringLiteral("/demo_warp.npy"), QSize(200, 280));
+        QCOMPARE(restarted.warpEditor()->matrix(), keystone(0.1, 640, 480));
+        QVERIFY(!window.showWorkspace(QStringLiteral("nonsense")));
     }
 };
 

@@ -286,6 +286,7 @@ void ImageCanvas::fitRect(const QRectF& rect) {
     if (rect.isEmpty()) {
         return;
     }
+    fitted_ = rect;
     ViewMapping m = ViewMapping::fit(rect.width(), rect.height(), viewport()->width(),
                                      viewport()->height(), 12);
     m.offsetX -= rect.left() * m.scale;
@@ -293,7 +294,15 @@ void ImageCanvas::fitRect(const QRectF& rect) {
     setMapping(m);
 }
 
+void ImageCanvas::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    if (!fitted_.isEmpty()) {
+        fitRect(fitted_);
+    }
+}
+
 void ImageCanvas::actualSize() {
+    fitted_ = QRectF();
     zoomAround(QPointF(viewport()->width() / 2.0, viewport()->height() / 2.0),
                1.0 / mapping().scale);
 }
@@ -305,6 +314,7 @@ QRectF ImageCanvas::visibleSceneRect() const {
 void ImageCanvas::wheelEvent(QWheelEvent* event) {
     const double steps = event->angleDelta().y() / 120.0;
     if (steps != 0) {
+        fitted_ = QRectF(); // the person chose a zoom
         zoomAround(event->position(), std::pow(1.25, steps));
     }
     event->accept();
@@ -332,6 +342,9 @@ void ImageCanvas::mousePressEvent(QMouseEvent* event) {
     const int index =
         event->button() == Qt::LeftButton ? handleAt(event->position().toPoint()) : -1;
     if (index < 0) {
+        if (event->button() == Qt::LeftButton || event->button() == Qt::MiddleButton) {
+            fitted_ = QRectF(); // a pan
+        }
         QGraphicsView::mousePressEvent(event);
         return;
     }

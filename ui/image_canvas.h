@@ -53,6 +53,8 @@ public:
     ViewMapping mapping() const;
     void setMapping(const ViewMapping& mapping);
     void zoomAround(QPointF viewportPos, double factor);
+    // Fits the rectangle into the view, and keeps it fitted as the view resizes until the person
+    // zooms or pans.
     void fitRect(const QRectF& rect);
     void actualSize(); // 1:1 about the viewport's centre
     // The part of `rect` that is on screen, in scene coordinates.
@@ -80,6 +82,7 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void leaveEvent(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     void drawForeground(QPainter* painter, const QRectF& rect) override;
     void scrollContentsBy(int dx, int dy) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -104,6 +107,7 @@ private:
     bool grid_ = false;
     double gridSpacing_ = 32;
     quint64 paintCount_ = 0;
+    QRectF fitted_; // while not empty, resizing keeps this rectangle fitted
 };
 
 } // namespace scriptscope

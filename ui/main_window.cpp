@@ -4,7 +4,9 @@
 #include "module_tree_model.h"
 #include "run_panel.h"
 #include "warp_editor.h"
+
 #include "worker_client.h"
+#include <QUndoStack>
 
 #include <format.h>
 
@@ -852,9 +854,36 @@ void MainWindow::dropEvent(QDropEvent* event) {
     }
 }
 
-void MainWindow::restoreWarpSession(const QString& demoImage) {
+void MainWindow::restoreWarpSession(const QString& demoImage, const QString& demoMatrix,
+                                    const QSize& demoOutputSize) {
     const QString saved = QSettings().value(QStringLiteral("warp/session")).toString();
-    warpEditor_->restoreSession(QJsonDocument::fromJson(saved.toUtf8()).object(), demoImage);
+    const QJsonObject session = QJsonDocument::fromJson(saved.toUtf8()).object();
+    warpEditor_->restoreSession(session, demoImage);
+    if (session.isEmpty() && !demoMatrix.isEmpty() && warpEditor_->loadMatrix(demoMatrix)) {
+        // The first start shows the demo ready to run: its photo and the warp that rectifies it.
+        if (demoOutputSize.isValid()) {
+            WarpState state = warpEditor_->state();
+            state.outputSize = OutputSize::Custom;
+            state.outputWidth = demoOutputSize.width();
+            state.outputHeight = demoOutputSize.height();
+            warpEditor_->applyState(state, tr("Demo page size"));
+        }
+        warpEditor_->undoStack()->clear();
+        warpEditor_->fitViews();
+    }
+}
+
+bool MainWindow::showWorkspace(const QString& name) {
+    const QString key = name.toLower();
+    QWidget* page = key == QLatin1String("model")  ? static_cast<QWidget*>(pages_)
+                    : key == QLatin1String("warp") ? static_cast<QWidget*>(warpEditor_)
+                    : key == QLatin1String("run")  ? static_cast<QWidget*>(runPanel_)
+                                                   : nullptr;
+    if (!page) {
+        return false;
+    }
+    workspaces_->setCurrentWidget(page);
+    return true;
 }
 
 } // namespace scriptscope

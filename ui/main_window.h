@@ -43,8 +43,12 @@ public:
     ~MainWindow() override;
 
     void openFile(const QString& path);
-    // The warp editor's last session, or the demo image when there is none (or its image is gone).
-    void restoreWarpSession(const QString& demoImage);
+    // The warp editor's last session; without one, the demo image with the demo's matrix (when
+    // given). A session whose image is gone falls back to the demo image.
+    void restoreWarpSession(const QString& demoImage, const QString& demoMatrix = {},
+                            const QSize& demoOutputSize = {});
+    // "model", "warp" or "run".
+    bool showWorkspace(const QString& name);
     WarpEditor* warpEditor() const { return warpEditor_; }
     RunPanel* runPanel() const { return runPanel_; }
     QTabWidget* workspaces() const { return workspaces_; }

@@ -55,9 +55,17 @@ TimingPlot::TimingPlot(QWidget* parent)
         0, 0, new QCPTextElement(iterations_, tr("Latency per iteration")));
     histogram_->plotLayout()->insertRow(0);
     histogram_->plotLayout()->addElement(0, 0, new QCPTextElement(histogram_, tr("Latest run")));
+    // The legend below the plot, in columns, so that many runs never cover the data.
     iterations_->legend->setVisible(true);
     iterations_->legend->setFont(QFont(font().family(), 8));
-    iterations_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    auto* legendRow = new QCPLayoutGrid;
+    iterations_->plotLayout()->addElement(2, 0, legendRow);
+    iterations_->plotLayout()->setRowStretchFactor(2, 0.001);
+    legendRow->setMargins(QMargins(5, 0, 5, 5));
+    legendRow->addElement(0, 0, iterations_->legend);
+    iterations_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    iterations_->legend->setWrap(3);
+    iterations_->legend->setBorderPen(Qt::NoPen);
 }
 
 void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {

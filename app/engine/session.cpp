@@ -520,6 +520,9 @@ struct OperatorProfiler {
         int64_t calls = 0;
     };
     std::vector<Open> open;
+    // On CUDA an operator returns once its kernels are queued: the device is synchronized around
+    // every top-level call so that its time is the kernels' time, not the launch's.
+    int cudaDevice = -1;
     std::unordered_map<std::string, Sum> modules;
     std::unordered_map<std::string, Sum> operators;
 };
@@ -549,6 +552,9 @@ std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction& fn) 
         call.name = fn.name();
         if (profiler->open.empty()) {
             call.scope = modulePathOf(torch::jit::currentModuleHierarchy());
+            if (profiler->cudaDevice >= 0) {
+                torch::cuda::synchronize(profiler->cudaDevice);
+            }
         }
         call.start = std::chrono::steady_clock::now();
         profiler->open.push_back(std::move(call));
@@ -560,6 +566,9 @@ void profileEnd(const at::RecordFunction&, at::ObserverContext*) {
     auto* profiler = activeProfiler;
     if (!profiler || profiler->open.empty()) {
         return;
+    }
+    if (profiler->cudaDevice >= 0 && profiler->open.size() == 1) {
+        torch::cuda::synchronize(profiler->cudaDevice);
     }
     const auto end = std::chrono::steady_clock::now();
     OperatorProfiler::Open call = std::move(profiler->open.back());
@@ -694,6 +703,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         if (request.profile) {
             // Only this iteration carries the callbacks: the timed ones above ran without them.
             OperatorProfiler profiler;
+            profiler.cudaDevice = cuda ? std::max<int>(0, device->index()) : -1;
             activeProfiler = &profiler;
             const auto handle = at::addThreadLocalCallback(
                 at::RecordFunctionCallback(&profileStart, &profileEnd)

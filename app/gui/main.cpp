@@ -36,12 +36,23 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument(
         QStringLiteral("model"),
         QStringLiteral("The TorchScript archive to open (default: the demo)."));
+    QCommandLineOption workspace(
+        QStringLiteral("workspace"),
+        QStringLiteral("The workspace to show first: model, warp or run (default: model)."),
+        QStringLiteral("name"), QStringLiteral("model"));
+    parser.addOption(workspace);
     parser.process(app);
 
     scriptscope::WorkerClient worker;
     scriptscope::MainWindow window(&worker);
     window.resize(1280, 800);
-    window.restoreWarpSession(demoFile(QStringLiteral("demo.png")));
+    // The demo's matrix rectifies the photo's page to 200 x 280 pixels (resources/make_demo.py).
+    window.restoreWarpSession(demoFile(QStringLiteral("demo.png")),
+                              demoFile(QStringLiteral("demo_warp.npy")), QSize(200, 280));
+    if (!window.showWorkspace(parser.value(workspace))) {
+        qWarning("unknown workspace '%s' (use model, warp or run)",
+                 qPrintable(parser.value(workspace)));
+    }
     window.show();
     const QStringList files = parser.positionalArguments();
     window.openFile(files.isEmpty() ? demoFile(QStringLiteral("demo_model.pt")) : files.first());
