@@ -120,6 +120,7 @@ private Q_SLOTS:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
+        qputenv("SCRIPTSCOPE_TEST_SECRET", "hunter2"); // must not reach the worker
         worker_ = new WorkerClient(this);
         worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
         window_ = new MainWindow(worker_);
@@ -136,6 +137,26 @@ private Q_SLOTS:
     }
 
     void cleanupTestCase() { delete window_; }
+
+    void workerIsSandboxed() {
+        // The status bar marks archives as untrusted code and says what the worker may not do.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window_->sandboxText().startsWith(QStringLiteral("Untrusted code · sandboxed")), 30000);
+        QVERIFY(window_->sandboxText().contains(QStringLiteral("no network")));
+        // The worker's environment has none of the GUI's secrets; HOME is its scratch folder.
+        const qint64 pid = worker_->workerProcessId();
+        QVERIFY(pid > 0);
+        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
+        QVERIFY(environ.open(QIODevice::ReadOnly));
+        const QList<QByteArray> variables = environ.readAll().split('\0');
+        bool scratchHome = false;
+        for (const QByteArray& variable : variables) {
+            QVERIFY2(!variable.startsWith("SCRIPTSCOPE_TEST_SECRET="), variable.constData());
+            scratchHome = scratchHome || (variable.startsWith("HOME=") &&
+                                          variable.contains("scriptscope-worker-"));
+        }
+        QVERIFY(scratchHome);
+    }
 
     void inputsFollowTheSchema() {
         QCOMPARE(panel_->methodBox()->currentText(), QStringLiteral("forward"));

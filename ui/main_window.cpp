@@ -399,6 +399,27 @@ void MainWindow::buildUi() {
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(cancel_);
     statusBar()->addPermanentWidget(statusRuntime_);
+    // Archives are programs (PyTorch's security guidance): say so, and what the worker may not do.
+    statusSandbox_ = new QLabel(tr("Untrusted code"), this);
+    statusSandbox_->setObjectName(QStringLiteral("sandboxStatus"));
+    statusBar()->addPermanentWidget(statusSandbox_);
+    connect(
+        worker_, &WorkerClient::sandboxKnown, this,
+        [this](bool confined, const QString& summary, const QStringList& notes) {
+            statusSandbox_->setText(confined ? tr("Untrusted code · sandboxed")
+                                             : tr("Untrusted code · partly sandboxed"));
+            statusSandbox_->setStyleSheet(confined ? QString() : QStringLiteral("color: #b26a00;"));
+            statusSandbox_->setToolTip(
+                tr("<p>A TorchScript archive is a program: loading and running it executes its "
+                   "code. Open only archives you trust (PyTorch's own advice).</p><p>Models "
+                   "run in a separate worker process with a memory and a time limit. %1</p>%2"
+                   "<p>It can still read any file you can read.</p>")
+                    .arg(summary.toHtmlEscaped(),
+                         notes.isEmpty() ? QString()
+                                         : QStringLiteral("<p>Not applied: ") +
+                                               notes.join(QStringLiteral("; ")).toHtmlEscaped() +
+                                               QStringLiteral("</p>")));
+        });
 }
 
 void MainWindow::buildMenus() {
@@ -852,6 +873,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
         }
         event->acceptProposedAction();
     }
+}
+
+QString MainWindow::sandboxText() const {
+    return statusSandbox_->text() + QLatin1Char('\n') + statusSandbox_->toolTip();
 }
 
 void MainWindow::restoreWarpSession(const QString& demoImage, const QString& demoMatrix,

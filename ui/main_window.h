@@ -67,6 +67,7 @@ public:
     QStandardItemModel* recordsModel() const { return recordsModel_; }
     QStandardItemModel* operatorsModel() const { return operatorsModel_; }
     QString runtimeText() const;
+    QString sandboxText() const;
     QString bannerActionText() const;
     // Asks the worker for the selected module's tensor statistics (the Details tab's button).
     void requestStatistics();
@@ -145,6 +146,7 @@ private:
     QLabel* statusFile_ = nullptr;
     QLabel* statusModel_ = nullptr;
     QLabel* statusRuntime_ = nullptr;
+    QLabel* statusSandbox_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QMenu* recentMenu_ = nullptr;

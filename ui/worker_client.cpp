@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QProcessEnvironment>
 #include <QUuid>
 
 #include <algorithm>
@@ -62,7 +63,31 @@ bool WorkerClient::ensureWorker(QString& why) {
     connect(server_.get(), &QLocalServer::newConnection, this, &WorkerClient::onWorkerConnected);
     process_ = std::make_unique<QProcess>();
     process_->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    QStringList arguments{QStringLiteral("--socket"), name};
+    // The worker runs model code: it gets a folder of its own to write to, and an environment
+    // without the GUI's secrets (tokens, credentials, SSH agent) - only what the libraries need.
+    scratch_ = std::make_unique<QTemporaryDir>(QDir::tempPath() +
+                                               QStringLiteral("/scriptscope-worker-XXXXXX"));
+    const QProcessEnvironment inherited = QProcessEnvironment::systemEnvironment();
+    QProcessEnvironment environment;
+    for (const char* keep :
+         {"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "LD_LIBRARY_PATH",
+          "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS",
+          "MKL_NUM_THREADS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+        const QString key = QLatin1String(keep);
+        if (inherited.contains(key)) {
+            environment.insert(key, inherited.value(key));
+        }
+    }
+    if (scratch_->isValid()) {
+        environment.insert(QStringLiteral("HOME"), scratch_->path());
+        environment.insert(QStringLiteral("TMPDIR"), scratch_->path());
+    }
+    process_->setProcessEnvironment(environment);
+    // The full path: the worker's TMPDIR is not the GUI's.
+    QStringList arguments{QStringLiteral("--socket"), server_->fullServerName()};
+    if (scratch_->isValid()) {
+        arguments << QStringLiteral("--scratch") << scratch_->path();
+    }
     if (memoryLimitMb_ > 0) {
         arguments << QStringLiteral("--memory-limit") << QString::number(memoryLimitMb_);
     }
@@ -217,6 +242,13 @@ void WorkerClient::onReadyRead() {
                 devices.push_back(deviceFromCbor(device.toMap()));
             }
             Q_EMIT devicesKnown(devices, m.body.value(QLatin1String("libtorch")).toString());
+            const QCborMap sandbox = m.body.value(QLatin1String("sandbox")).toMap();
+            QStringList notes;
+            for (const auto& note : sandbox.value(QLatin1String("notes")).toArray()) {
+                notes << note.toString();
+            }
+            Q_EMIT sandboxKnown(sandbox.value(QLatin1String("confined")).toBool(),
+                                sandbox.value(QLatin1String("summary")).toString(), notes);
             continue;
         }
         if (m.id != pending_ || pending_ == 0) {
@@ -352,6 +384,7 @@ void WorkerClient::stopWorker() {
         socket_ = nullptr;
     }
     server_.reset();
+    scratch_.reset(); // removes what the worker wrote
     outbox_.clear();
     if (pending_ != 0) {
         failPending(ErrorKind::Crashed,

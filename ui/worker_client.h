@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <deque>
@@ -49,6 +50,8 @@ public:
     quint64 statistics(const QString& modulePath);
 
     bool busy() const { return pending_ != 0 || !queue_.empty(); }
+    // The running worker's process id (0 when none), for diagnostics and tests.
+    qint64 workerProcessId() const { return process_ ? process_->processId() : 0; }
     // Ends the worker (and with it whatever it was doing); the running and queued requests fail as
     // cancelled.
     void cancel();
@@ -65,6 +68,9 @@ Q_SIGNALS:
     void devicesKnown(const std::vector<scriptscope::DeviceInfo>& devices,
                       const QString& libtorchVersion);
     void busyChanged(bool busy);
+    // What the new worker's sandbox enforces (see app/engine/sandbox.h): `confined` when sockets
+    // and file writes are both blocked; `summary` and `notes` say what is and is not.
+    void sandboxKnown(bool confined, const QString& summary, const QStringList& notes);
 
 private:
     struct Request {
@@ -94,6 +100,7 @@ private:
     std::unique_ptr<QLocalServer> server_;
     QLocalSocket* socket_ = nullptr;
     std::unique_ptr<QProcess> process_;
+    std::unique_ptr<QTemporaryDir> scratch_; // the worker's only writable folder
     protocol::FrameReader reader_;
     QByteArray outbox_; // the request written once a starting worker has connected
     quint64 nextId_ = 1;

@@ -2,12 +2,14 @@
 // over a QLocalSocket (app/protocol/protocol.h). The GUI never loads or runs a model itself: when
 // LibTorch or a model's code crashes, hangs or runs out of memory here, the GUI survives, says
 // what happened, and starts a new worker.
-//   scriptscope-worker --socket NAME [--memory-limit MB]
+//   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include <engine.h>
 #include <process_limits.h>
 #include <protocol.h>
+#include <sandbox.h>
 
 #include <QCoreApplication>
+#include <QFile>
 #include <QLocalSocket>
 
 #include <cstdio>
@@ -128,17 +130,21 @@ private:
 int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QString socketName;
+    QString scratch;
     for (int i = 1; i + 1 < argc; ++i) {
         const QString argument = QString::fromLocal8Bit(argv[i]);
         if (argument == QLatin1String("--socket")) {
             socketName = QString::fromLocal8Bit(argv[++i]);
+        } else if (argument == QLatin1String("--scratch")) {
+            scratch = QString::fromLocal8Bit(argv[++i]);
         } else if (argument == QLatin1String("--memory-limit")) {
             applyMemoryLimit(QString::fromLocal8Bit(argv[++i]).toULongLong() << 20);
         }
     }
     if (socketName.isEmpty()) {
-        std::fprintf(stderr, "usage: scriptscope-worker --socket NAME [--memory-limit MB]\n"
-                             "Started by ScriptScope; it serves one GUI over a local socket.\n");
+        std::fprintf(stderr,
+                     "usage: scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]\n"
+                     "Started by ScriptScope; it serves one GUI over a local socket.\n");
         return 2;
     }
     QLocalSocket socket;
@@ -146,6 +152,12 @@ int main(int argc, char** argv) {
     if (!socket.waitForConnected(10000)) {
         std::fprintf(stderr, "scriptscope-worker: cannot connect to %s\n", qPrintable(socketName));
         return 1;
+    }
+    // From here on the process runs archives' code: it makes no new sockets, writes only to its
+    // scratch folder, and gains no privileges (see sandbox.h). Before LibTorch starts threads.
+    const SandboxReport sandbox = applySandbox(QFile::encodeName(scratch).toStdString());
+    if (!sandbox.notes.empty()) {
+        std::fprintf(stderr, "scriptscope-worker: %s\n", sandbox.summary().c_str());
     }
     Worker worker(socket);
     FrameReader reader;
@@ -176,6 +188,14 @@ int main(int argc, char** argv) {
         devices.append(toCbor(device));
     }
     ready.insert(QLatin1String("devices"), devices);
+    QCborArray notes;
+    for (const auto& note : sandbox.notes) {
+        notes.append(QString::fromStdString(note));
+    }
+    ready.insert(QLatin1String("sandbox"),
+                 QCborMap{{QLatin1String("confined"), sandbox.noSockets && sandbox.writesConfined},
+                          {QLatin1String("summary"), QString::fromStdString(sandbox.summary())},
+                          {QLatin1String("notes"), notes}});
     worker.send(make(MessageType::Ready, 0, ready));
     return app.exec();
 }
