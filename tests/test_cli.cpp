@@ -216,6 +216,11 @@ private Q_SLOTS:
             {"version_overflow.pt", "not a number"},
             {"missing_op.pt", "scriptscope_missing::negate"},
             {"newer_aten_op.pt", "aten::neg_from_the_future"},
+            // Damage the probe finds before LibTorch would read past a record (or crash):
+            {"no_data.pt", "data/0 is missing"},
+            {"short_tensor_data.pt", "holds 4 bytes"},
+            {"truncated_pickle.pt", "data.pkl is damaged"},
+            {"stack_underflow.pt", "data.pkl is damaged"},
         };
         for (const auto& c : cases) {
             for (const char* command : {"info", "tree"}) {
@@ -232,11 +237,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("messagePart");
         QTest::newRow("no_code") << QStringLiteral("no_code.pt")
                                  << QStringLiteral("Unknown type name '__torch__.MyCell'");
-        QTest::newRow("no_data") << QStringLiteral("no_data.pt") << QStringLiteral("data/0");
         QTest::newRow("bad_code") << QStringLiteral("bad_code.pt")
                                   << QStringLiteral("code/__torch__.py, line");
-        QTest::newRow("truncated_pickle")
-            << QStringLiteral("truncated_pickle.pt") << QStringLiteral("end of pickler archive");
     }
 
     void damagedContentIsFoundByLoading() {
@@ -267,7 +269,7 @@ private Q_SLOTS:
     }
 
     void crashIsIsolated() {
-        // crash.pt brings LibTorch 1.13's unpickler down with SIGSEGV.
+        // crash.pt overflows the stack of LibTorch 1.13's TorchScript parser (SIGSEGV).
         const auto r = cli({QStringLiteral("tree"), fx("crash.pt")});
         QCOMPARE(r.exitCode, 3);
         QVERIFY2(r.err.find("crashed the worker process with SIGSEGV") != std::string::npos,
@@ -328,6 +330,31 @@ private Q_SLOTS:
         QCOMPARE(check.out, std::string("(8, 5) True\n"));
     }
 
+    void savedOnCudaLoadsOnTheCpuWithANote() {
+        const auto info = cli({QStringLiteral("info"), fx("saved_on_cuda.pt")});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY2(info.out.find("saved on cuda:0") != std::string::npos, info.out.c_str());
+        QCOMPARE(cli({QStringLiteral("tree"), fx("saved_on_cuda.pt")}).exitCode, 0);
+    }
+
+    void safePreviewShowsCodeAndTensors() {
+        // Nothing is executed: even the archive that crashes LibTorch's loader is read.
+        const auto info =
+            cli({QStringLiteral("info"), fx("crash.pt"), QStringLiteral("--show-code")});
+        QVERIFY2(info.out.find("# ---- code/__torch__.py") != std::string::npos, info.out.c_str());
+        QVERIFY(info.out.find("def forward") != std::string::npos);
+        const auto json =
+            cli({QStringLiteral("info"), fx("mycell_traced.pt"), QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 0);
+        const auto j = nlohmann::json::parse(json.out);
+        QCOMPARE(j["storages"].size(), size_t(2));
+        QCOMPARE(j["storages"][0]["dtype"].get<std::string>(), std::string("float32"));
+        QCOMPARE(j["tensors"][0].get<std::string>(),
+                 std::string("data.pkl: float32[4, 4] from data/0"));
+        QVERIFY(j["code_files"].contains("code/__torch__.py"));
+        QVERIFY(j["damage"].get<std::string>().empty());
+    }
+
     void runErrors_data() {
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("messagePart");
@@ -346,6 +373,10 @@ private Q_SLOTS:
             << QStringList{QStringLiteral("run"), fx("rich.pt"), QStringLiteral("--inputs"),
                            fx("none.pt")}
             << QStringLiteral("cannot open");
+        QTest::newRow("hard-coded CUDA")
+            << QStringList{QStringLiteral("run"), fx("hardcoded_cuda.pt"),
+                           QStringLiteral("--input"), QStringLiteral("ones:2")}
+            << QStringLiteral("the model's code uses CUDA");
         QTest::newRow("missing op library")
             << QStringList{QStringLiteral("tree"), fx("rich.pt"), QStringLiteral("--op-library"),
                            fx("libnope.so")}

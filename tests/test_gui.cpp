@@ -7,6 +7,7 @@
 #include <code_view.h>
 #include <main_window.h>
 #include <module_tree_model.h>
+#include <safe_preview.h>
 #include <worker_client.h>
 
 #include <nlohmann/json.hpp>
@@ -220,6 +221,54 @@ private Q_SLOTS:
         QTest::newRow("newer version")
             << QStringLiteral("version_newer.pt") << QStringLiteral("reads versions up to");
         QTest::newRow("loader crash") << QStringLiteral("crash.pt") << QStringLiteral("crashed");
+        const char* const more[][2] = {
+            {"missing.pt", "no such file"},
+            {".", "a directory"},
+            {"empty.pt", "empty file"},
+            {"random.bin", "not a TorchScript archive"},
+            {"model.onnx", "ONNX"},
+            {"plain.zip", "not a PyTorch file"},
+            {"two_folders.zip", "one top folder"},
+            {"eager_model.pt", "eager model"},
+            {"legacy.pt", "legacy"},
+            {"mobile_flatbuffer.ptl", "flatbuffer"},
+            {"version_text.pt", "not a number"},
+            {"version_overflow.pt", "not a number"},
+            {"newer_aten_op.pt", "aten::neg_from_the_future"},
+            {"no_code.pt", "Unknown type name"},
+            {"no_data.pt", "data/0 is missing"},
+            {"bad_code.pt", "code/__torch__.py, line"},
+            {"truncated_pickle.pt", "data.pkl is damaged"},
+            {"short_tensor_data.pt", "holds 4 bytes"},
+            {"stack_underflow.pt", "data.pkl is damaged"},
+        };
+        for (const auto& c : more) {
+            QTest::newRow(c[0]) << QString::fromLatin1(c[0]) << QString::fromLatin1(c[1]);
+        }
+    }
+
+    void previewWithoutRunning() {
+        // The archive that crashes LibTorch's loader is read without loading it: its code shows.
+        QSignalSpy shown(window_, &MainWindow::previewShown);
+        window_->previewWithoutRunning(fx("crash.pt"));
+        QVERIFY(shown.wait(60000));
+        QVERIFY(
+            window_->safePreview()->codeFileNames().contains(QStringLiteral("code/__torch__.py")));
+        window_->previewWithoutRunning(fx("short_tensor_data.pt"));
+        QVERIFY(shown.wait(60000));
+        QVERIFY2(window_->safePreview()->summaryText().contains(QStringLiteral("Damaged")),
+                 qPrintable(window_->safePreview()->summaryText()));
+        QCOMPARE(window_->safePreview()->storagesModel()->rowCount(), 2);
+        window_->safePreview()->resize(1000, 600);
+        saveScreenshot(window_->safePreview(), QStringLiteral("safe-preview"));
+        window_->safePreview()->close();
+    }
+
+    void savedOnCudaShowsANote() {
+        QVERIFY(open(fx("saved_on_cuda.pt")));
+        QVERIFY(window_->model().probe.notes.size() == 1);
+        QVERIFY(QString::fromStdString(window_->model().probe.notes.front())
+                    .contains(QStringLiteral("cuda:0")));
     }
 
     void badFilesKeepTheModelShown() {

@@ -183,7 +183,9 @@ private Q_SLOTS:
         row("no_code.pt", ErrorKind::Format, "Unknown type name");
         row("no_data.pt", ErrorKind::Format, "data/0");
         row("bad_code.pt", ErrorKind::Format, "code/__torch__.py, line");
-        row("truncated_pickle.pt", ErrorKind::Format, "end of pickler archive");
+        row("truncated_pickle.pt", ErrorKind::Format, "data.pkl is damaged");
+        row("short_tensor_data.pt", ErrorKind::Format, "holds 4 bytes");
+        row("stack_underflow.pt", ErrorKind::Format, "data.pkl is damaged");
     }
 
     void badArchivesGiveErrors() {

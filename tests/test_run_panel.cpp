@@ -22,6 +22,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
@@ -121,6 +122,8 @@ private Q_SLOTS:
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
         qputenv("SCRIPTSCOPE_TEST_SECRET", "hunter2"); // must not reach the worker
+        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+                      QStringLiteral("/kept-result.cbor"));
         worker_ = new WorkerClient(this);
         worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
         window_ = new MainWindow(worker_);
@@ -288,6 +291,16 @@ private Q_SLOTS:
 
     void keptResultIsCompared() {
         panel_->keepResult();
+        {
+            // Kept across a restart (or a crash of the GUI), like the open model.
+            RunPanel restarted(worker_, nullptr);
+            QVERIFY(restarted.keptResult().has_value());
+            QCOMPARE(restarted.keptResult()->output.children.size(), size_t(2));
+            QCOMPARE(restarted.keptResult()->output.children[0].values,
+                     panel_->lastResult()->output.children[0].values);
+            QCOMPARE(MainWindow::lastSessionModel(),
+                     QFileInfo(kResources + QStringLiteral("/demo_model.pt")).absoluteFilePath());
+        }
         panel_->profileBox()->setChecked(false);
         QVERIFY(runAndWait());
         QVERIFY2(panel_->comparisonText().contains(QStringLiteral("max |difference| 0")),

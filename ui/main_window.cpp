@@ -3,6 +3,7 @@
 #include "code_view.h"
 #include "module_tree_model.h"
 #include "run_panel.h"
+#include "safe_preview.h"
 #include "warp_editor.h"
 
 #include "worker_client.h"
@@ -123,7 +124,23 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
             }
         }
     });
+    connect(worker_, &WorkerClient::probed, this, [this](quint64 id, const ProbeResult& probe) {
+        if (id != previewRequest_ || !safePreview_) {
+            return;
+        }
+        previewRequest_ = 0;
+        setBusy(false);
+        safePreview_->showProbe(probe);
+        safePreview_->show();
+        safePreview_->raise();
+        Q_EMIT previewShown(QString::fromStdString(probe.path));
+    });
     connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
+        if (id == previewRequest_) {
+            previewRequest_ = 0;
+            showError(error);
+            return;
+        }
         if (id == loadRequest_ || id == graphRequest_ || id == statisticsRequest_) {
             if (id == graphRequest_) {
                 graphRequest_ = 0; // asking again may work (the next worker loads the model first)
@@ -205,9 +222,15 @@ void MainWindow::buildUi() {
     banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     bannerAction_ = new QPushButton(tr("Load operator library…"), bannerBox);
     bannerAction_->hide();
+    bannerPreview_ = new QPushButton(tr("Preview without running"), bannerBox);
+    bannerPreview_->setToolTip(tr("Read what the archive holds without loading or running it"));
+    bannerPreview_->hide();
+    connect(bannerPreview_, &QPushButton::clicked, this,
+            [this]() { previewWithoutRunning(pendingFile_); });
     auto* bannerClose = new QPushButton(tr("Dismiss"), bannerBox);
     bannerLayout->addWidget(banner_, 1);
     bannerLayout->addWidget(bannerAction_);
+    bannerLayout->addWidget(bannerPreview_);
     bannerLayout->addWidget(bannerClose);
     bannerBox->setAutoFillBackground(true);
     QPalette bannerPalette = bannerBox->palette();
@@ -433,6 +456,14 @@ void MainWindow::buildMenus() {
         }
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
+    file->addAction(tr("&Preview Without Running…"), this, [this]() {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Preview an archive without running it"), {},
+            tr("TorchScript archives (*.pt *.pth *.ptl *.zip);;All files (*)"));
+        if (!path.isEmpty()) {
+            previewWithoutRunning(path);
+        }
+    });
     file->addAction(tr("&Reload"), QKeySequence::Refresh, this, [this]() { reload(); });
     file->addAction(tr("Load Operator &Library…"), this, [this]() { chooseOperatorLibrary(); });
     file->addSeparator();
@@ -508,6 +539,12 @@ void MainWindow::showModel(const ModelInfo& info) {
     }
     addRecent(currentFile_);
     runPanel_->setModel(info);
+    {
+        // The session: after a restart (or a crash of this window) the same model comes back.
+        QSettings settings;
+        settings.setValue(QStringLiteral("session/model"), currentFile_);
+        settings.sync();
+    }
     setWindowTitle(QStringLiteral("%1 — ScriptScope").arg(QFileInfo(currentFile_).fileName()));
 
     treeModel_->setModel(info);
@@ -544,6 +581,12 @@ void MainWindow::showError(const Error& error) {
                                : tr("Load %1").arg(QFileInfo(suggestedLibrary_).fileName()));
     bannerAction_->setToolTip(suggestedLibrary_);
     bannerAction_->setVisible(error.kind == ErrorKind::MissingOperator);
+    // An archive that would not load (damaged, too new, crashing LibTorch) can still be read.
+    const bool archiveProblem =
+        error.kind == ErrorKind::Format || error.kind == ErrorKind::Version ||
+        error.kind == ErrorKind::MissingOperator || error.kind == ErrorKind::Crashed ||
+        error.kind == ErrorKind::TimedOut || error.kind == ErrorKind::OutOfMemory;
+    bannerPreview_->setVisible(archiveProblem && QFileInfo(pendingFile_).isFile());
     banner_->parentWidget()->show();
     pages_->setCurrentIndex(1);
     Q_EMIT errorShown(message);
@@ -681,7 +724,17 @@ void MainWindow::fillArchive(const ProbeResult& p) {
                 "reads up to %3)")
                  .arg(q(p.archiveName).toHtmlEscaped(), q(p.versionText).toHtmlEscaped())
                  .arg(p.maxSupportedVersion);
+    for (const auto& note : p.notes) {
+        lines << tr("Note: %1").arg(q(note).toHtmlEscaped());
+    }
     archiveSummary_->setText(lines.join(QStringLiteral("<br>")));
+    if (!p.notes.empty()) {
+        QStringList notes;
+        for (const auto& note : p.notes) {
+            notes << q(note);
+        }
+        statusBar()->showMessage(notes.join(QStringLiteral("; ")), 20000);
+    }
 
     recordsModel_->clear();
     recordsModel_->setHorizontalHeaderLabels(
@@ -873,6 +926,19 @@ void MainWindow::dropEvent(QDropEvent* event) {
         }
         event->acceptProposedAction();
     }
+}
+
+void MainWindow::previewWithoutRunning(const QString& path) {
+    if (!safePreview_) {
+        safePreview_ = new SafePreview(this);
+    }
+    previewRequest_ = worker_->probe(QFileInfo(path).absoluteFilePath());
+    setBusy(true, tr("Reading %1 without running it").arg(QFileInfo(path).fileName()));
+}
+
+QString MainWindow::lastSessionModel() {
+    const QString path = QSettings().value(QStringLiteral("session/model")).toString();
+    return !path.isEmpty() && QFileInfo(path).isFile() ? path : QString();
 }
 
 QString MainWindow::sandboxText() const {

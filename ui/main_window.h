@@ -31,6 +31,7 @@ namespace scriptscope {
 class CodeView;
 class WarpEditor;
 class RunPanel;
+class SafePreview;
 class ModuleTreeModel;
 class WorkerClient;
 struct Error;
@@ -49,6 +50,12 @@ public:
                             const QSize& demoOutputSize = {});
     // "model", "warp" or "run".
     bool showWorkspace(const QString& name);
+    // The model the last session showed, when it is still there.
+    static QString lastSessionModel();
+    // Reads an archive without running anything and shows what it holds (File > Preview Without
+    // Running).
+    void previewWithoutRunning(const QString& path);
+    SafePreview* safePreview() const { return safePreview_; }
     WarpEditor* warpEditor() const { return warpEditor_; }
     RunPanel* runPanel() const { return runPanel_; }
     QTabWidget* workspaces() const { return workspaces_; }
@@ -76,6 +83,7 @@ Q_SIGNALS:
     void statisticsShown();
     void modelShown(const QString& path);
     void errorShown(const QString& message);
+    void previewShown(const QString& path);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -117,10 +125,13 @@ private:
     QTabWidget* workspaces_ = nullptr;
     WarpEditor* warpEditor_ = nullptr;
     RunPanel* runPanel_ = nullptr;
+    SafePreview* safePreview_ = nullptr;
+    quint64 previewRequest_ = 0;
     QStackedWidget* pages_ = nullptr;
     QListWidget* startRecent_ = nullptr;
     QLabel* banner_ = nullptr;
     QPushButton* bannerAction_ = nullptr;
+    QPushButton* bannerPreview_ = nullptr;
     QPushButton* statisticsButton_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QLineEdit* filter_ = nullptr;

@@ -6,9 +6,12 @@
 #include "worker_client.h"
 
 #include <input_spec.h>
+#include <protocol.h>
 
+#include <QCborValue>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -21,12 +24,14 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
@@ -156,6 +161,7 @@ RunPanel::RunPanel(WorkerClient* worker, WarpEditor* warpEditor, QWidget* parent
     , worker_(worker)
     , warpEditor_(warpEditor) {
     buildUi();
+    restoreKeptResult();
     connect(worker_, &WorkerClient::devicesKnown, this,
             [this](const std::vector<DeviceInfo>& devices) { showDevices(devices); });
     connect(worker_, &WorkerClient::runFinished, this, [this](quint64 id, const RunResult& result) {
@@ -1031,12 +1037,44 @@ void RunPanel::showOutput(const QModelIndex& index) {
     }
 }
 
+namespace {
+
+// The kept result outlives the window (a restart, or a crash of the GUI): it is written in the
+// protocol's encoding.
+QString keptResultPath() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+           QStringLiteral("/kept-result.cbor");
+}
+
+} // namespace
+
+void RunPanel::restoreKeptResult() {
+    QFile file(keptResultPath());
+    if (!file.open(QIODevice::ReadOnly)) {
+        return;
+    }
+    const QCborValue value = QCborValue::fromCbor(file.readAll());
+    if (!value.isMap()) {
+        return;
+    }
+    kept_ = protocol::runResultFromCbor(value.toMap());
+    compareText_->setText(
+        tr("Kept from the last session: %1 on %2. The next runs show their difference.")
+            .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));
+}
+
 void RunPanel::keepResult() {
     if (!last_) {
         compareText_->setText(tr("Run first, then keep the result."));
         return;
     }
     kept_ = last_;
+    QDir().mkpath(QFileInfo(keptResultPath()).absolutePath());
+    QSaveFile file(keptResultPath());
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(QCborValue(protocol::toCbor(*kept_)).toCbor()) < 0 || !file.commit()) {
+        showStatus(tr("The kept result could not be saved for the next session"), true);
+    }
     compareText_->setText(
         tr("Kept the result of %1 on %2: the next runs show their difference.")
             .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));

@@ -69,6 +69,7 @@ public:
     const std::optional<RunResult>& lastResult() const { return last_; }
     // Keeps the last result; the next ones show their difference to it.
     void keepResult();
+    const std::optional<RunResult>& keptResult() const { return kept_; }
     QString comparisonText() const;
     // Sets an input row's source ("image", "warp", "random", "zeros", "ones", "file", "value",
     // "none") and value text.
@@ -88,6 +89,7 @@ private:
     void showOutput(const QModelIndex& index);
     void showStatus(const QString& text, bool problem);
     void saveSettings() const;
+    void restoreKeptResult();
     QJsonObject settings() const;
     QString imageOptions() const;
     const MethodInfo* currentMethod() const;

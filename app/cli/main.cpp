@@ -38,8 +38,12 @@ const char* const kUsage = R"(Usage: scriptscope-cli COMMAND [ARGUMENTS] [OPTION
 Inspect, run and warp with exported PyTorch (TorchScript) models.
 
 Commands:
-  info MODEL              What the file is, read without executing it: records, serialization
-                          version, extra files, operators used and whether each is registered.
+  info MODEL [--show-code] [--json]
+                          What the file is, read without executing it (a safe preview): records,
+                          serialization version, extra files, operators used and whether each is
+                          registered, tensor storages (dtype, size, where saved; short or missing
+                          data is reported as damage), and the code files (--show-code prints
+                          them).
   tree MODEL [--json]     The module tree: types, parameters, buffers, attributes, methods.
   code MODEL [--module PATH] [--method NAME]
                           What Python prints for model.PATH.NAME.code (default: root, forward).
@@ -88,6 +92,7 @@ struct Options {
     std::vector<std::string> positional;
     std::vector<std::string> opLibraries;
     bool json = false;
+    bool showCode = false;
     bool inProcess = false;
     bool supervised = false; // set on the child by the supervising parent
     bool verbose = false;
@@ -190,6 +195,8 @@ Options parseArguments(const std::vector<std::string>& args) {
             o.run.iterations = parseCount(a, value(), 1);
         } else if (a == "--save-outputs") {
             o.run.saveOutputsPath = value();
+        } else if (a == "--show-code") {
+            o.showCode = true;
         } else if (a == "--profile") {
             o.run.profile = true;
         } else if (a == "--matrix") {
@@ -363,6 +370,20 @@ int commandInfo(const Options& o) {
         if (!p.pickleGlobals.empty()) {
             j["pickle_globals"] = p.pickleGlobals;
         }
+        j["code_files"] = p.codeFiles;
+        j["storages"] = nlohmann::json::array();
+        for (const auto& st : p.storages) {
+            j["storages"].push_back({{"record", st.record},
+                                     {"dtype", st.dtype},
+                                     {"location", st.location},
+                                     {"numel", st.numel},
+                                     {"declared_bytes", st.declaredBytes},
+                                     {"stored_bytes", st.storedBytes},
+                                     {"present", st.present}});
+        }
+        j["tensors"] = p.tensors;
+        j["damage"] = p.damage;
+        j["notes"] = p.notes;
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << "File        " << p.path << " (" << formatBytes(p.fileSize) << ")\n"
@@ -401,13 +422,54 @@ int commandInfo(const Options& o) {
             }
             std::cout << "\n";
         }
+        if (!p.storages.empty()) {
+            std::cout << "Storages    " << p.storages.size() << "\n";
+            for (const auto& st : p.storages) {
+                std::cout << "  " << std::left << std::setw(16) << st.record << std::right
+                          << std::setw(10) << (st.dtype.empty() ? "?" : st.dtype) << " x"
+                          << std::setw(10) << st.numel << "  on " << st.location << "  "
+                          << (!st.present ? "MISSING"
+                              : st.storedBytes < st.declaredBytes
+                                  ? "SHORT: " + std::to_string(st.storedBytes) + " of " +
+                                        std::to_string(st.declaredBytes) + " bytes"
+                                  : formatBytes(st.storedBytes))
+                          << "\n";
+            }
+        }
+        if (!p.tensors.empty()) {
+            std::cout << "Tensors     " << p.tensors.size() << "\n";
+            for (size_t i = 0; i < std::min<size_t>(p.tensors.size(), 20); ++i) {
+                std::cout << "  " << p.tensors[i] << "\n";
+            }
+            if (p.tensors.size() > 20) {
+                std::cout << "  ... (" << p.tensors.size() - 20 << " more; --json lists all)\n";
+            }
+        }
+        if (!p.codeFiles.empty()) {
+            std::cout << "Code files  " << p.codeFiles.size() << "\n";
+            for (const auto& [name, code] : p.codeFiles) {
+                std::cout << "  " << std::setw(10) << code.size() << "  " << name << "\n";
+            }
+        }
+        for (const auto& note : p.notes) {
+            std::cout << "Note        " << note << "\n";
+        }
+        if (!p.damage.empty()) {
+            std::cout << "DAMAGED     " << p.damage << "\n";
+        }
+        if (o.showCode) {
+            for (const auto& [name, code] : p.codeFiles) {
+                std::cout << "\n# ---- " << name << "\n" << code;
+            }
+        }
     }
     // A file that cannot be opened here is an error for scripts, even though info described it.
     const bool operatorsRegistered =
         std::all_of(p.operators.begin(), p.operators.end(),
                     [](const OperatorUse& op) { return op.registered; });
     const bool usable = p.kind == FileKind::TorchScript && p.version >= 0 &&
-                        p.version <= p.maxSupportedVersion && operatorsRegistered;
+                        p.version <= p.maxSupportedVersion && operatorsRegistered &&
+                        p.damage.empty();
     return usable ? kExitOk : kExitError;
 }
 

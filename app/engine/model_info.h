@@ -43,6 +43,17 @@ struct OperatorUse {
     bool registered = false;
 };
 
+// A tensor storage the archive's pickles refer to, with what the archive holds for it.
+struct StorageInfo {
+    std::string record;   // "data/0", "constants/1" (under the archive's folder)
+    std::string dtype;    // "float32"; empty when the storage type is unknown
+    std::string location; // where it was saved: "cpu", "cuda:0"
+    int64_t numel = -1;
+    uint64_t declaredBytes = 0; // numel x element size
+    uint64_t storedBytes = 0;   // the record's size
+    bool present = false;       // the record exists
+};
+
 struct ProbeResult {
     std::string path;
     uint64_t fileSize = 0;
@@ -57,6 +68,15 @@ struct ProbeResult {
     std::vector<OperatorUse> operators;
     std::vector<std::string> pickleGlobals; // classes named by data.pkl, for non-TorchScript zips
     std::string producer;                   // for ONNX, the producer if readable
+    // TorchScript, read without executing anything (the safe preview):
+    std::map<std::string, std::string> codeFiles; // "code/__torch__.py" -> its text
+    std::vector<StorageInfo> storages;
+    // Tensors as the pickles rebuild them: "data.pkl: float32[64, 3, 3, 3] from data/0".
+    std::vector<std::string> tensors;
+    // Why loading would go wrong, found before loading (a storage shorter than it declares).
+    std::string damage;
+    // What a person should know that is not an error ("saved on cuda:0: loaded on the CPU").
+    std::vector<std::string> notes;
 };
 
 // ---- Inspect: the loaded model ----

@@ -19,6 +19,9 @@ namespace {
 
 constexpr uint64_t kMaxExtraFileBytes = 4u << 20;
 constexpr uint64_t kMaxCodeBytes = 32u << 20;
+constexpr uint64_t kMaxPreviewCodeBytes = 16u << 20; // code shown by the safe preview, in all
+constexpr uint64_t kMaxPickleBytes = 256u << 20;
+constexpr size_t kMaxPreviewTensors = 100000;
 
 bool startsWith(const std::string& s, const std::string& prefix) {
     return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
@@ -164,6 +167,93 @@ void describeTorchSaveZip(ProbeResult& result) {
     }
 }
 
+// The safe preview's contents: code files as text, and every tensor storage data.pkl and
+// constants.pkl refer to, checked against the records that hold them. Nothing is executed.
+void readCodeAndStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& result) {
+    uint64_t codeBytes = 0;
+    for (const auto& record : result.records) {
+        if (startsWith(record.name, prefix + "code/") && endsWith(record.name, ".py") &&
+            codeBytes < kMaxPreviewCodeBytes) {
+            if (const auto code = zip.read(record, kMaxCodeBytes)) {
+                codeBytes += code->size();
+                result.codeFiles[record.name.substr(prefix.size())] = *code;
+            }
+        }
+    }
+    std::set<std::string> locations;
+    for (const auto& [pickleName, folder] :
+         {std::pair<std::string, std::string>{"data.pkl", "data/"},
+          {"constants.pkl", "constants/"}}) {
+        const auto* record = zip.find(prefix + pickleName);
+        if (!record) {
+            continue;
+        }
+        const auto pickle = zip.read(*record, kMaxPickleBytes);
+        if (!pickle) {
+            continue;
+        }
+        const PickleScan scan = scanPickle(*pickle);
+        if (!scan.complete && result.damage.empty()) {
+            result.damage = pickleName + " is damaged (" + scan.error + ")";
+        }
+        for (const auto& storage : scan.storages) {
+            StorageInfo info;
+            info.record = folder + storage.key;
+            info.dtype = storage.dtype;
+            info.location = storage.location;
+            info.numel = storage.numel;
+            info.declaredBytes = storage.numel > 0 && storage.elementSize > 0
+                                     ? static_cast<uint64_t>(storage.numel) *
+                                           static_cast<uint64_t>(storage.elementSize)
+                                     : 0;
+            if (const auto* data = zip.find(prefix + info.record)) {
+                info.present = true;
+                info.storedBytes = data->size;
+            }
+            if (result.damage.empty()) {
+                if (!info.present) {
+                    result.damage = "the tensor data record " + info.record + " is missing";
+                } else if (info.declaredBytes > info.storedBytes) {
+                    result.damage = "the tensor data record " + info.record + " holds " +
+                                    std::to_string(info.storedBytes) + " bytes, but " + pickleName +
+                                    " declares " + std::to_string(storage.numel) + " " +
+                                    (info.dtype.empty() ? "elements" : info.dtype + " values") +
+                                    " (" + std::to_string(info.declaredBytes) + " bytes)";
+                }
+            }
+            if (!storage.location.empty() && storage.location != "cpu") {
+                locations.insert(storage.location);
+            }
+            result.storages.push_back(std::move(info));
+        }
+        for (const auto& tensor : scan.tensors) {
+            if (result.tensors.size() >= kMaxPreviewTensors) {
+                break;
+            }
+            std::string shape;
+            for (const auto d : tensor.shape) {
+                shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+            }
+            const auto storage =
+                std::find_if(scan.storages.begin(), scan.storages.end(),
+                             [&](const StorageRef& s) { return s.key == tensor.storageKey; });
+            const std::string dtype = storage != scan.storages.end() && !storage->dtype.empty()
+                                          ? storage->dtype
+                                          : std::string("?");
+            result.tensors.push_back(pickleName + ": " + dtype + "[" + shape + "] from " + folder +
+                                     tensor.storageKey);
+        }
+    }
+    if (!locations.empty()) {
+        std::string where;
+        for (const auto& l : locations) {
+            where += (where.empty() ? "" : ", ") + l;
+        }
+        result.notes.push_back("tensors were saved on " + where +
+                               "; ScriptScope loads them on the CPU (choose a device to run on)");
+    }
+}
+
 void probeZip(ProbeResult& result) {
     ZipReader zip(result.path);
     if (!zip.ok()) {
@@ -243,6 +333,7 @@ void probeZip(ProbeResult& result) {
         for (const auto& name : names) {
             result.operators.push_back({name, isOperatorRegistered(name)});
         }
+        readCodeAndStorages(zip, prefix, result);
         const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
                                            [](const OperatorUse& op) { return !op.registered; });
         result.summary = "a TorchScript archive (torch.jit.save), serialization version " +

@@ -382,6 +382,10 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
                                                     : "'" + probe.versionText + "', not a number"),
                      {}};
     }
+    if (!probe.damage.empty()) {
+        // LibTorch 1.13 would load it and read past the record (or crash): refuse it first.
+        return Error{ErrorKind::Format, "'" + path + "' is damaged: " + probe.damage};
+    }
     auto device = parseDevice(options.device);
     if (!device) {
         return device.error();

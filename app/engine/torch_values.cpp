@@ -1,4 +1,5 @@
 #include "torch_values.h"
+
 #include "engine.h"
 #include "matrix_io.h"
 
@@ -7,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/cuda.h>
 
 #include <charconv>
 #include <cmath>
@@ -454,6 +456,22 @@ Error errorFromException(const std::exception& error, ErrorKind fallback) {
         message.find("out of memory") != std::string::npos) {
         result.kind = ErrorKind::OutOfMemory;
         return result;
+    }
+    // Code that hard-codes CUDA (x.cuda(), device="cuda") on a LibTorch or machine without it.
+    for (const char* noCuda : {"not linked with support for cuda", "Torch not compiled with CUDA",
+                               "Cannot initialize CUDA without", "Found no NVIDIA driver",
+                               "no CUDA GPUs are available"}) {
+        if (message.find(noCuda) != std::string::npos) {
+            result.kind = ErrorKind::Device;
+            result.message = "the model's code uses CUDA (e.g. .cuda() or device='cuda'), but " +
+                             std::string(torch::cuda::is_available()
+                                             ? "CUDA failed here"
+                                             : "this LibTorch or this machine has no CUDA") +
+                             ": run it where CUDA is available, or export it without the "
+                             "hard-coded device (" +
+                             summarizeTorchMessage(message) + ")";
+            return result;
+        }
     }
     static const std::regex unknownOp(R"(Unknown builtin op: ([A-Za-z_][\w]*::[A-Za-z_][\w.]*))");
     std::smatch match;

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
     }
     window.show();
     const QStringList files = parser.positionalArguments();
-    window.openFile(files.isEmpty() ? demoFile(QStringLiteral("demo_model.pt")) : files.first());
+    // No argument: the model of the last session (also after a crash), else the demo.
+    QString model = files.isEmpty() ? scriptscope::MainWindow::lastSessionModel() : files.first();
+    if (model.isEmpty()) {
+        model = demoFile(QStringLiteral("demo_model.pt"));
+    }
+    window.openFile(model);
     return app.exec();
 }

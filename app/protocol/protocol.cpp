@@ -415,6 +415,20 @@ QCborMap toCbor(const ProbeResult& p) {
     put(m, "operators", operators);
     put(m, "pickleGlobals", strings(p.pickleGlobals));
     put(m, "producer", text(p.producer));
+    QCborMap code;
+    for (const auto& [name, content] : p.codeFiles) {
+        code.insert(QString::fromStdString(name), text(content));
+    }
+    put(m, "codeFiles", code);
+    QCborArray storages;
+    for (const auto& s : p.storages) {
+        storages.append(QCborArray{text(s.record), text(s.dtype), text(s.location), qint64(s.numel),
+                                   qint64(s.declaredBytes), qint64(s.storedBytes), s.present});
+    }
+    put(m, "storages", storages);
+    put(m, "tensors", strings(p.tensors));
+    put(m, "damage", text(p.damage));
+    put(m, "notes", strings(p.notes));
     return m;
 }
 
@@ -448,6 +462,25 @@ ProbeResult probeResultFromCbor(const QCborMap& m) {
         p.operators.push_back({a.at(0).toString().toStdString(), a.at(1).toBool()});
     }
     p.pickleGlobals = strings(array(m, "pickleGlobals"));
+    const QCborMap code = submap(m, "codeFiles");
+    for (auto it = code.begin(); it != code.end(); ++it) {
+        p.codeFiles[it.key().toString().toStdString()] = it.value().toString().toStdString();
+    }
+    for (const auto& v : array(m, "storages")) {
+        const auto a = v.toArray();
+        StorageInfo s;
+        s.record = a.at(0).toString().toStdString();
+        s.dtype = a.at(1).toString().toStdString();
+        s.location = a.at(2).toString().toStdString();
+        s.numel = a.at(3).toInteger();
+        s.declaredBytes = static_cast<uint64_t>(a.at(4).toInteger());
+        s.storedBytes = static_cast<uint64_t>(a.at(5).toInteger());
+        s.present = a.at(6).toBool();
+        p.storages.push_back(s);
+    }
+    p.tensors = strings(array(m, "tensors"));
+    p.damage = text(m, "damage");
+    p.notes = strings(array(m, "notes"));
     p.producer = text(m, "producer");
     return p;
 }
