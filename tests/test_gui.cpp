@@ -264,6 +264,24 @@ private Q_SLOTS:
         window_->safePreview()->close();
     }
 
+    void mutatedArchivesEndInAMessage() {
+        // A sample of the mutated archives (test_mutations takes all of them through the engine):
+        // each ends in the model shown or a message, and the window keeps working.
+        const QDir dir(QStringLiteral(SCRIPTSCOPE_FIXTURES_DIR "/mutations"));
+        const QStringList names = dir.entryList({QStringLiteral("*.pt")}, QDir::Files, QDir::Name);
+        QVERIFY(names.size() >= 300);
+        for (int i = 0; i < names.size(); i += 30) {
+            QSignalSpy shown(window_, &MainWindow::modelShown);
+            QSignalSpy error(window_, &MainWindow::errorShown);
+            window_->openFile(dir.filePath(names[i]));
+            QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !error.isEmpty(), 60000);
+            if (!error.isEmpty()) {
+                QVERIFY2(!window_->errorText().isEmpty(), qPrintable(names[i]));
+            }
+        }
+        QVERIFY(open(fx("mycell_traced.pt")));
+    }
+
     void savedOnCudaShowsANote() {
         QVERIFY(open(fx("saved_on_cuda.pt")));
         QVERIFY(window_->model().probe.notes.size() == 1);

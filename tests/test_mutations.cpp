@@ -1,0 +1,153 @@
+// A few hundred mutated archives (tests/fixtures/make_mutations.py): every one ends in a message,
+// a handled crash or a handled time-out.
+//  - All of them through the engine, each in a forked child with a time and memory limit, as the
+//    CLI and the worker run them: a load that fails must say why in one line.
+//  - Every tenth through scriptscope-cli: it exits 0, 1, 3 or 4 with a one-line message and is
+//    never killed by a signal itself.
+#include "test_support.h"
+
+#include <engine.h>
+#include <process_limits.h>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+
+#include <csignal>
+#include <map>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace scriptscope;
+
+namespace {
+
+enum class Outcome { Loaded, Message, Crashed, TimedOut, Broken };
+
+struct Result {
+    Outcome outcome = Outcome::Broken;
+    std::string text;
+};
+
+// Loads (and prints the code of) one archive in a child process.
+Result loadIsolated(const std::string& path) {
+    int pipeFds[2];
+    if (pipe(pipeFds) != 0) {
+        return {Outcome::Broken, "pipe failed"};
+    }
+    const pid_t child = fork();
+    if (child == 0) {
+        close(pipeFds[0]);
+        applyMemoryLimit(4ull << 30);
+        alarm(30);
+        Session session;
+        auto model = session.load(path);
+        std::string text;
+        int code = 0;
+        if (model) {
+            auto code_ = session.code("", "forward");
+            text = code_ ? "loaded" : "loaded; code: " + code_.error().message;
+        } else {
+            text = model.error().message;
+            code = 1;
+        }
+        (void)!write(pipeFds[1], text.data(), text.size());
+        _exit(code);
+    }
+    close(pipeFds[1]);
+    std::string text;
+    char buffer[4096];
+    for (ssize_t n; (n = read(pipeFds[0], buffer, sizeof buffer)) > 0;) {
+        text.append(buffer, static_cast<size_t>(n));
+    }
+    close(pipeFds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (WIFSIGNALED(status)) {
+        return {WTERMSIG(status) == SIGALRM ? Outcome::TimedOut : Outcome::Crashed,
+                strsignal(WTERMSIG(status))};
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return {Outcome::Loaded, text};
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+        return {Outcome::Message, text};
+    }
+    return {Outcome::Broken, "exit status " + std::to_string(status) + ": " + text};
+}
+
+QStringList mutations() {
+    const QDir dir(QStringLiteral(SCRIPTSCOPE_FIXTURES_DIR "/mutations"));
+    const QStringList names = dir.entryList({QStringLiteral("*.pt")}, QDir::Files, QDir::Name);
+    QStringList paths;
+    for (const QString& name : names) {
+        paths << dir.filePath(name);
+    }
+    return paths;
+}
+
+} // namespace
+
+class TestMutations : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void everyVariantEndsInAMessageACrashOrATimeout() {
+        const QStringList paths = mutations();
+        QVERIFY2(paths.size() >= 300, "the mutated archives are missing (make_mutations.py)");
+        std::map<Outcome, int> counts;
+        QStringList crashed;
+        for (const QString& path : paths) {
+            const Result r = loadIsolated(path.toStdString());
+            ++counts[r.outcome];
+            QVERIFY2(r.outcome != Outcome::Broken,
+                     qPrintable(path + QStringLiteral(": ") + QString::fromStdString(r.text)));
+            if (r.outcome == Outcome::Message) {
+                // A message a person can read: one line, not empty.
+                QVERIFY2(!r.text.empty() && r.text.find('\n') == std::string::npos,
+                         qPrintable(path + QStringLiteral(": '") + QString::fromStdString(r.text) +
+                                    QLatin1Char('\'')));
+            }
+            if (r.outcome == Outcome::Crashed || r.outcome == Outcome::TimedOut) {
+                crashed << QFileInfo(path).fileName() + QStringLiteral(" (") +
+                               QString::fromStdString(r.text) + QLatin1Char(')');
+            }
+        }
+        qInfo("%d variants: %d loaded, %d refused with a message, %d crashed LibTorch, %d timed "
+              "out",
+              static_cast<int>(paths.size()), counts[Outcome::Loaded], counts[Outcome::Message],
+              counts[Outcome::Crashed], counts[Outcome::TimedOut]);
+        for (const QString& c : crashed) {
+            qInfo("  handled: %s", qPrintable(c));
+        }
+    }
+
+    void theCliHandlesThem() {
+        const QStringList paths = mutations();
+        int checked = 0;
+        for (int i = 0; i < paths.size(); i += 10) {
+            QProcess cli;
+            cli.start(QStringLiteral(SCRIPTSCOPE_CLI_PATH),
+                      {QStringLiteral("tree"), paths[i], QStringLiteral("--timeout"),
+                       QStringLiteral("30")});
+            QVERIFY(cli.waitForFinished(120000));
+            QCOMPARE(cli.exitStatus(), QProcess::NormalExit); // never killed by a signal itself
+            const int code = cli.exitCode();
+            const QString err = QString::fromUtf8(cli.readAllStandardError()).trimmed();
+            QVERIFY2(code == 0 || code == 1 || code == 3 || code == 4,
+                     qPrintable(paths[i] + QStringLiteral(": exit ") + QString::number(code)));
+            if (code != 0) {
+                QVERIFY2(!err.isEmpty() && !err.contains(QLatin1Char('\n')),
+                         qPrintable(paths[i] + QStringLiteral(": ") + err));
+            }
+            if (code == 3) {
+                QVERIFY(err.contains(QStringLiteral("crashed")));
+            }
+            ++checked;
+        }
+        QVERIFY(checked >= 30);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMutations)
+#include "test_mutations.moc"
