@@ -95,6 +95,37 @@ Expected<Homography> fromCvMat(const cv::Mat& mat, const std::string& where) {
     return finite(h, where);
 }
 
+// The node given by name, or else the first 3x3 matrix in the document.
+Expected<Homography> matrixFromStorage(cv::FileStorage& storage, const std::string& node,
+                                       const std::string& where) {
+    if (!node.empty()) {
+        const cv::FileNode found = storage[node];
+        if (found.empty()) {
+            return formatError(where + " has no node named '" + node + "'");
+        }
+        cv::Mat mat;
+        found >> mat;
+        return fromCvMat(mat, where + " node '" + node + "'");
+    }
+    const cv::FileNode root = storage.root();
+    for (auto it = root.begin(); it != root.end(); ++it) {
+        const cv::FileNode child = *it;
+        if (!child.isMap()) {
+            continue;
+        }
+        cv::Mat mat;
+        try {
+            child >> mat;
+        } catch (const cv::Exception&) {
+            continue; // a map that is not a matrix
+        }
+        if (mat.rows == 3 && mat.cols == 3) {
+            return fromCvMat(mat, where + " node '" + child.name() + "'");
+        }
+    }
+    return formatError(where + " holds no 3x3 matrix");
+}
+
 } // namespace
 
 MatrixFormat matrixFormatForPath(const std::string& path) {
@@ -255,34 +286,21 @@ Expected<Homography> readMatrixFile(const std::string& path, const std::string& 
         if (!storage.isOpened()) {
             return formatError("'" + path + "' is not an OpenCV FileStorage file");
         }
-        if (!node.empty()) {
-            const cv::FileNode found = storage[node];
-            if (found.empty()) {
-                return formatError("'" + path + "' has no node named '" + node + "'");
-            }
-            cv::Mat mat;
-            found >> mat;
-            return fromCvMat(mat, "'" + path + "' node '" + node + "'");
-        }
-        const cv::FileNode root = storage.root();
-        for (auto it = root.begin(); it != root.end(); ++it) {
-            const cv::FileNode child = *it;
-            if (!child.isMap()) {
-                continue;
-            }
-            cv::Mat mat;
-            try {
-                child >> mat;
-            } catch (const cv::Exception&) {
-                continue; // a map that is not a matrix
-            }
-            if (mat.rows == 3 && mat.cols == 3) {
-                return fromCvMat(mat, "'" + path + "' node '" + child.name() + "'");
-            }
-        }
-        return formatError("'" + path + "' holds no 3x3 matrix");
+        return matrixFromStorage(storage, node, "'" + path + "'");
     } catch (const cv::Exception& error) {
         return formatError("'" + path + "' could not be read by OpenCV: " + error.err);
+    }
+}
+
+Expected<Homography> parseOpenCvMatrix(const std::string& text, const std::string& node) {
+    try {
+        cv::FileStorage storage(text, cv::FileStorage::READ | cv::FileStorage::MEMORY);
+        if (!storage.isOpened()) {
+            return formatError("not an OpenCV FileStorage document");
+        }
+        return matrixFromStorage(storage, node, "the document");
+    } catch (const cv::Exception& error) {
+        return formatError("OpenCV could not read the document: " + error.err);
     }
 }
 

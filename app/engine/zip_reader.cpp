@@ -196,6 +196,13 @@ std::optional<std::string> ZipReader::read(const ArchiveRecord& record, uint64_t
         return std::nullopt;
     }
     const uint64_t dataOffset = record.offset + 30 + u16(local + 26) + u16(local + 28);
+    // Nothing is allocated for bytes the file does not hold (found by fuzz_archive: a directory
+    // entry claiming gigabytes of compressed data), nor for more than deflate can take to hold
+    // the declared size (it expands incompressible data by well under 1%).
+    if (dataOffset > fileSize_ || record.compressedSize > fileSize_ - dataOffset ||
+        (!record.stored && record.compressedSize > record.size + record.size / 100 + 1024)) {
+        return std::nullopt;
+    }
     std::string packed(static_cast<size_t>(record.compressedSize), '\0');
     if (!readAt(dataOffset, packed.data(), packed.size())) {
         return std::nullopt;

@@ -1,0 +1,33 @@
+// libFuzzer: what reads archives without running them: the zip reader (every record read back)
+// and the pickle walker (storages, tensors, classes), on the fuzzer's bytes as a file.
+#include <pickle_scan.h>
+#include <zip_reader.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    (void)scriptscope::scanPickle(bytes);
+    // The zip reader reads a path: an in-memory file.
+    const int fd = memfd_create("fuzz-archive", MFD_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    if (write(fd, data, size) == static_cast<ssize_t>(size)) {
+        const scriptscope::ZipReader zip("/proc/self/fd/" + std::to_string(fd));
+        for (const auto& record : zip.records()) {
+            if (const auto content = zip.read(record, 1u << 20)) {
+                if (record.name.size() > 4 &&
+                    record.name.compare(record.name.size() - 4, 4, ".pkl") == 0) {
+                    (void)scriptscope::scanPickle(*content);
+                }
+            }
+        }
+    }
+    close(fd);
+    return 0;
+}
