@@ -145,6 +145,22 @@ private Q_SLOTS:
                  size_t(72 % 64)); // header padded to 64 bytes, then 72 data bytes
     }
 
+    void hostileNpyHeaders() {
+        // Found by fuzz_matrix: a dtype width too long for an int threw out of the parser.
+        const std::string huge = scriptscope::test::readText(
+            std::string(SCRIPTSCOPE_SOURCE_DIR) +
+            "/tests/fuzz/regressions/fuzz_matrix/npy-huge-dtype-width.npy");
+        const auto h = parseNpy(huge);
+        QVERIFY(!h.ok());
+        QCOMPARE(h.error().kind, ErrorKind::Format);
+        // A header far longer than a 3x3 array needs is refused before any regex sees it.
+        std::string longHeader = encodeNpy(identityHomography());
+        longHeader[8] = '\x00';
+        longHeader[9] = '\x7f';
+        longHeader.resize(10 + 0x7f00, ' ');
+        QVERIFY(parseNpy(longHeader).error().message.find("far more") != std::string::npos);
+    }
+
     void missingFile() {
         const auto h = readMatrixFile(fixture("no-such-matrix.json"));
         QVERIFY(!h.ok());

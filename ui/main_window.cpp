@@ -17,11 +17,14 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImageReader>
@@ -38,6 +41,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardItemModel>
@@ -97,6 +101,7 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
     applyTheme(settings.value(QStringLiteral("theme"), QStringLiteral("system")).toString());
     operatorLibraries_ = settings.value(QStringLiteral("operatorLibraries")).toStringList();
+    applyLimits();
     updateRecentMenu();
 
     watcher_ = new QFileSystemWatcher(this);
@@ -469,6 +474,8 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
+    file->insertAction(file->actions().constLast(),
+                       file->addAction(tr("&Limits…"), this, [this]() { editLimits(); }));
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Expand All"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Plus), tree_,
                     &QTreeView::expandAll);
@@ -926,6 +933,63 @@ void MainWindow::dropEvent(QDropEvent* event) {
         }
         event->acceptProposedAction();
     }
+}
+
+void MainWindow::applyLimits() {
+    // Saved limits, else the WorkerClient's defaults (3/4 of RAM; 2 minutes to load, 5 to run).
+    QSettings settings;
+    worker_->setMemoryLimitMb(
+        settings.value(QStringLiteral("limits/memoryMb"), worker_->memoryLimitMb()).toLongLong());
+    worker_->setLoadTimeout(
+        settings.value(QStringLiteral("limits/loadSeconds"), worker_->loadTimeout() / 1000)
+            .toInt() *
+        1000);
+    worker_->setRunTimeout(
+        settings.value(QStringLiteral("limits/runSeconds"), worker_->runTimeout() / 1000).toInt() *
+        1000);
+}
+
+void MainWindow::editLimits() {
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Limits for models"));
+    auto* form = new QFormLayout(&dialog);
+    auto* note =
+        new QLabel(tr("Models load and run in a separate worker process. When it goes past "
+                      "a limit it is ended, the window says which limit, and the next "
+                      "request starts a new worker."),
+                   &dialog);
+    note->setWordWrap(true);
+    form->addRow(note);
+    auto* memory = new QSpinBox(&dialog);
+    memory->setRange(256, 1 << 24);
+    memory->setSuffix(tr(" MiB"));
+    memory->setValue(static_cast<int>(worker_->memoryLimitMb()));
+    auto* load = new QSpinBox(&dialog);
+    load->setRange(5, 24 * 3600);
+    load->setSuffix(tr(" s"));
+    load->setValue(worker_->loadTimeout() / 1000);
+    auto* run = new QSpinBox(&dialog);
+    run->setRange(5, 24 * 3600);
+    run->setSuffix(tr(" s"));
+    run->setValue(worker_->runTimeout() / 1000);
+    form->addRow(tr("Memory (address space)"), memory);
+    form->addRow(tr("Time to load"), load);
+    form->addRow(tr("Time to run (all iterations)"), run);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    if (dialog.exec() != QDialog::Accepted) {
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("limits/memoryMb"), memory->value());
+    settings.setValue(QStringLiteral("limits/loadSeconds"), load->value());
+    settings.setValue(QStringLiteral("limits/runSeconds"), run->value());
+    applyLimits();
+    statusBar()->showMessage(tr("New limits apply from the next worker (after a Cancel, a crash or "
+                                "File > Reload)"),
+                             10000);
 }
 
 void MainWindow::previewWithoutRunning(const QString& path) {

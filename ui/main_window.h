@@ -93,6 +93,8 @@ protected:
 private:
     void buildUi();
     void buildMenus();
+    void applyLimits();
+    void editLimits();
     void showModel(const ModelInfo& info);
     void showError(const Error& error);
     void clearError();

@@ -34,6 +34,8 @@ public:
     void setWorkerPath(const QString& path) { workerPath_ = path; }
     void setLoadTimeout(int milliseconds) { loadTimeoutMs_ = milliseconds; }
     void setRunTimeout(int milliseconds) { runTimeoutMs_ = milliseconds; }
+    int loadTimeout() const { return loadTimeoutMs_; }
+    int runTimeout() const { return runTimeoutMs_; }
     // Applies to the next worker started (see stop()).
     void setMemoryLimitMb(qint64 megabytes) { memoryLimitMb_ = megabytes; }
     qint64 memoryLimitMb() const { return memoryLimitMb_; }

@@ -198,6 +198,12 @@ Expected<Homography> parseNpy(const std::string& bytes) {
     if (bytes.size() - headerStart < headerLength) {
         return formatError("NPY: truncated header");
     }
+    // NumPy's headers for a 3x3 array are about a hundred bytes; a long one is not a matrix, and
+    // std::regex's backtracking on a huge header could exhaust the stack.
+    if (headerLength > 4096) {
+        return formatError("NPY: the header is " + std::to_string(headerLength) +
+                           " bytes, far more than a 3x3 array needs");
+    }
     const std::string header = bytes.substr(headerStart, headerLength);
     std::smatch m;
     static const std::regex descrRe(R"('descr'\s*:\s*'([<>|=])([fi])(\d+)')");
@@ -208,7 +214,9 @@ Expected<Homography> parseNpy(const std::string& bytes) {
     }
     const char order = m[1].str()[0];
     const bool isFloat = m[2] == "f";
-    const int width = std::stoi(m[3].str());
+    // At most two digits: std::stoi on a longer run would throw (found by fuzz_matrix).
+    const std::string widthText = m[3].str();
+    const int width = widthText.size() <= 2 ? std::stoi(widthText) : 0;
     if (!isFloat || (width != 4 && width != 8)) {
         return formatError("NPY: the matrix must be float32 or float64, got '" + m[2].str() +
                            m[3].str() + "'");
