@@ -82,6 +82,16 @@ bool WorkerClient::ensureWorker(QString& why) {
         environment.insert(QStringLiteral("HOME"), scratch_->path());
         environment.insert(QStringLiteral("TMPDIR"), scratch_->path());
     }
+    // In a sanitizer build the memory limit travels as sanitizer options (see process_limits.h).
+    const QString sanitizer = QString::fromStdString(
+        sanitizerMemoryOptions(static_cast<uint64_t>(std::max<qint64>(0, memoryLimitMb_)) << 20));
+    if (!sanitizer.isEmpty()) {
+        const QString inheritedOptions = environment.value(QStringLiteral("ASAN_OPTIONS"));
+        environment.insert(QStringLiteral("ASAN_OPTIONS"),
+                           inheritedOptions.isEmpty()
+                               ? sanitizer
+                               : inheritedOptions + QLatin1Char(':') + sanitizer);
+    }
     process_->setProcessEnvironment(environment);
     // The full path: the worker's TMPDIR is not the GUI's.
     QStringList arguments{QStringLiteral("--socket"), server_->fullServerName()};

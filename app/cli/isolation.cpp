@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -40,6 +41,13 @@ ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits
             ::_exit(127);
         }
         applyMemoryLimit(limits.memoryBytes);
+        if (const std::string options = sanitizerMemoryOptions(limits.memoryBytes);
+            !options.empty()) {
+            const char* inherited = std::getenv("ASAN_OPTIONS");
+            const std::string all =
+                (inherited ? std::string(inherited) + ":" : std::string()) + options;
+            ::setenv("ASAN_OPTIONS", all.c_str(), 1);
+        }
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }

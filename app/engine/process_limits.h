@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace scriptscope {
 
@@ -9,6 +10,13 @@ namespace scriptscope {
 uint64_t defaultMemoryLimit();
 
 // Limits the calling process's address space (RLIMIT_AS) to `bytes`; 0 leaves it unlimited.
+// In an AddressSanitizer build (the asan preset) this does nothing: see sanitizerMemoryOptions.
 void applyMemoryLimit(uint64_t bytes);
+
+// False in sanitizer builds, whose shadow memory needs terabytes of address space.
+bool addressSpaceLimitSupported();
+// In sanitizer builds, the ASAN_OPTIONS that give a child process the memory limit instead (an
+// RSS limit past which allocations fail); empty otherwise.
+std::string sanitizerMemoryOptions(uint64_t bytes);
 
 } // namespace scriptscope
