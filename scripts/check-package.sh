@@ -33,5 +33,6 @@ export LD_LIBRARY_PATH="$root/usr/lib"
 "$root/usr/bin/scriptscope-cli" info "$root/usr/share/scriptscope/demo_model.pt" >"$root/info.txt"
 grep -E "^(Kind|Summary)" "$root/info.txt"
 library=$(ls "$root"/usr/lib/libwarp_perspective.so.*.* | head -1)
-/usr/bin/python3 -c "import sys, torch; torch.ops.load_library(sys.argv[1]); print('python loads', sys.argv[1].split('/')[-1], '->', torch.ops.my_ops.warp_perspective(torch.eye(4), torch.eye(3)).shape)" "$library"
+# (A sanitizer build's library needs the sanitizer runtimes preloaded into Python.)
+LD_PRELOAD="${SCRIPTSCOPE_PYTHON_PRELOAD:-}" ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 -c "import sys, torch; torch.ops.load_library(sys.argv[1]); print('python loads', sys.argv[1].split('/')[-1], '->', torch.ops.my_ops.warp_perspective(torch.eye(4), torch.eye(3)).shape)" "$library"
 echo "package checks passed"

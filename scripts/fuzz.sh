@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang in build-fuzz/ and runs each for a bounded time.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET [SEED_DIR]]
-# The test suite runs it briefly (test_fuzz); run it longer by hand, e.g. scripts/fuzz.sh 600.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET [SEED_DIR]]   by hand, e.g. scripts/fuzz.sh 600
+#   scripts/fuzz.sh --runs N [SEED_DIR]               the test suite's check (test_fuzz): N inputs
+#                                                     per target from a fixed seed and a fresh
+#                                                     corpus, so that the result does not depend
+#                                                     on the machine's speed or on earlier runs
 # Seeds come from SEED_DIR (the test fixtures, default build/fixtures); new inputs that reach new
 # code are kept in build-fuzz/corpus/<target>/. A crash stops with the input that caused it saved
 # as build-fuzz/crash-* (libFuzzer's artifact) and a non-zero exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-8}
-seeds=${2:-build/fixtures}
+limit="-max_total_time=${1:-8}"
+fresh=""
+if [ "${1:-}" = "--runs" ]; then
+    limit="-runs=${2:?--runs needs a count}"
+    fresh=1
+    shift 2
+else
+    shift $(($# > 0 ? 1 : 0))
+fi
+seeds=${1:-build/fixtures}
 command -v clang++ >/dev/null || { echo "clang++ is missing: sudo apt-get install clang libclang-rt-14-dev"; exit 1; }
 mkdir -p build-fuzz
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSCRIPTSCOPE_FUZZ=ON \
@@ -28,6 +39,10 @@ status=0
 for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_image; do
     corpus="build-fuzz/corpus/$target"
     seed="build-fuzz/seeds/$target"
+    if [ -n "$fresh" ]; then
+        corpus="build-fuzz/check-corpus/$target"
+        rm -rf "$corpus"
+    fi
     mkdir -p "$corpus" "$seed"
     if [ -d "$seeds" ]; then
         for pattern in ${patterns[$target]}; do
@@ -37,10 +52,10 @@ for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_image; do
     # Inputs that once found a bug stay in the corpus (tests/fuzz/regressions/<target>/).
     regressions=""
     [ -d "tests/fuzz/regressions/$target" ] && regressions="../tests/fuzz/regressions/$target"
-    echo "==> $target for ${seconds}s"
+    echo "==> $target ($limit)"
     if ! (cd build-fuzz && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "bin/$target" -max_total_time="$seconds" -seed=1 -timeout=20 -rss_limit_mb=3072 \
-        -print_final_stats=1 "corpus/$target" "seeds/$target" $regressions 2>&1 | tail -15); then
+        "bin/$target" "$limit" -seed=1 -timeout=20 -rss_limit_mb=3072 \
+        -print_final_stats=1 "${corpus#build-fuzz/}" "seeds/$target" $regressions 2>&1 | tail -15); then
         status=1
     fi
 done

@@ -3,6 +3,8 @@
 // cv2.warpPerspective's.
 #include "test_support.h"
 
+#include <process_limits.h>
+
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -218,6 +220,7 @@ private Q_SLOTS:
             {"newer_aten_op.pt", "aten::neg_from_the_future"},
             // Damage the probe finds before LibTorch would read past a record (or crash):
             {"no_data.pt", "data/0 is missing"},
+            {"no_code.pt", "the code of __torch__.MyCell (code/__torch__.py) is missing"},
             {"short_tensor_data.pt", "holds 4 bytes"},
             {"truncated_pickle.pt", "data.pkl is damaged"},
             {"stack_underflow.pt", "data.pkl is damaged"},
@@ -235,8 +238,6 @@ private Q_SLOTS:
         // info reads structure only; what is wrong inside these shows when the archive is loaded.
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("messagePart");
-        QTest::newRow("no_code") << QStringLiteral("no_code.pt")
-                                 << QStringLiteral("Unknown type name '__torch__.MyCell'");
         QTest::newRow("bad_code") << QStringLiteral("bad_code.pt")
                                   << QStringLiteral("code/__torch__.py, line");
     }
@@ -291,6 +292,14 @@ private Q_SLOTS:
         const auto r = cli({QStringLiteral("tree"), fx("hog.pt"), QStringLiteral("--memory-limit"),
                             QStringLiteral("1500")},
                            120000);
+        if (!scriptscope::addressSpaceLimitSupported()) {
+            // The asan preset: the limit is an RSS limit in ASAN_OPTIONS, and AddressSanitizer
+            // ends the process when `new` fails instead of throwing, so the cause is not named.
+            QVERIFY(r.exitCode != 0);
+            QVERIFY(!r.err.empty());
+            qInfo("sanitizer build: the memory limit ended the child (%s)", r.err.c_str());
+            return;
+        }
         QCOMPARE(r.exitCode, 3);
         QVERIFY2(r.err.find("memory limit") != std::string::npos, r.err.c_str());
     }

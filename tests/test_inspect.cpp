@@ -180,7 +180,7 @@ private Q_SLOTS:
         row("version_overflow.pt", ErrorKind::Format, "not a number");
         row("missing_op.pt", ErrorKind::MissingOperator, "scriptscope_missing::negate");
         row("newer_aten_op.pt", ErrorKind::MissingOperator, "made by a newer PyTorch");
-        row("no_code.pt", ErrorKind::Format, "Unknown type name");
+        row("no_code.pt", ErrorKind::Format, "(code/__torch__.py) is missing");
         row("no_data.pt", ErrorKind::Format, "data/0");
         row("bad_code.pt", ErrorKind::Format, "code/__torch__.py, line");
         row("truncated_pickle.pt", ErrorKind::Format, "data.pkl is damaged");

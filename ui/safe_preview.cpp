@@ -1,5 +1,7 @@
 #include "safe_preview.h"
 
+#include "code_view.h"
+
 #include <format.h>
 
 #include <QDialogButtonBox>
@@ -58,15 +60,12 @@ SafePreview::SafePreview(QWidget* parent)
 
     auto* codeSplit = new QSplitter(Qt::Horizontal, tabs);
     codeFiles_ = new QListWidget(codeSplit);
-    code_ = new QPlainTextEdit(codeSplit);
-    code_->setReadOnly(true);
-    code_->setLineWrapMode(QPlainTextEdit::NoWrap);
-    code_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    code_ = new CodeView(CodeHighlighter::Language::TorchScript, codeSplit);
     codeSplit->setStretchFactor(1, 3);
     tabs->addTab(codeSplit, tr("Code files"));
     connect(codeFiles_, &QListWidget::currentTextChanged, this, [this](const QString& name) {
         const auto found = probe_.codeFiles.find(name.toStdString());
-        code_->setPlainText(found == probe_.codeFiles.end() ? QString() : q(found->second));
+        code_->setText(found == probe_.codeFiles.end() ? QString() : q(found->second));
     });
 
     auto* tensorSplit = new QSplitter(Qt::Vertical, tabs);
@@ -131,7 +130,7 @@ void SafePreview::showProbe(const ProbeResult& p) {
     if (codeFiles_->count() > 0) {
         codeFiles_->setCurrentRow(0);
     } else {
-        code_->setPlainText(tr("(no code files)"));
+        code_->setText(tr("(no code files)"));
     }
 
     storages_->clear();

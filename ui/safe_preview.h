@@ -15,6 +15,8 @@ class QStandardItemModel;
 
 namespace scriptscope {
 
+class CodeView;
+
 class SafePreview : public QDialog {
     Q_OBJECT
 
@@ -28,7 +30,7 @@ public:
 private:
     QLabel* summary_ = nullptr;
     QListWidget* codeFiles_ = nullptr;
-    QPlainTextEdit* code_ = nullptr;
+    CodeView* code_ = nullptr;
     QStandardItemModel* storages_ = nullptr;
     QPlainTextEdit* tensors_ = nullptr;
     QStandardItemModel* records_ = nullptr;

@@ -1,15 +1,20 @@
 #include "matrix_io.h"
 
+#include "process_limits.h"
+
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace scriptscope {
 namespace {
@@ -95,6 +100,20 @@ Expected<Homography> fromCvMat(const cv::Mat& mat, const std::string& where) {
     return finite(h, where);
 }
 
+// Whether an opencv-matrix node declares a small matrix: OpenCV allocates rows x cols before it
+// reads the data, so a node claiming billions of elements would take all memory (found by
+// fuzz_matrix).
+bool smallMatrixNode(const cv::FileNode& node) {
+    const cv::FileNode rows = node["rows"];
+    const cv::FileNode cols = node["cols"];
+    if (!rows.isInt() || !cols.isInt()) {
+        return false;
+    }
+    const int r = static_cast<int>(rows);
+    const int c = static_cast<int>(cols);
+    return r > 0 && c > 0 && r <= 16 && c <= 16;
+}
+
 // The node given by name, or else the first 3x3 matrix in the document.
 Expected<Homography> matrixFromStorage(cv::FileStorage& storage, const std::string& node,
                                        const std::string& where) {
@@ -103,6 +122,9 @@ Expected<Homography> matrixFromStorage(cv::FileStorage& storage, const std::stri
         if (found.empty()) {
             return formatError(where + " has no node named '" + node + "'");
         }
+        if (!found.isMap() || !smallMatrixNode(found)) {
+            return formatError(where + " node '" + node + "' is not a 3x3 matrix");
+        }
         cv::Mat mat;
         found >> mat;
         return fromCvMat(mat, where + " node '" + node + "'");
@@ -110,7 +132,7 @@ Expected<Homography> matrixFromStorage(cv::FileStorage& storage, const std::stri
     const cv::FileNode root = storage.root();
     for (auto it = root.begin(); it != root.end(); ++it) {
         const cv::FileNode child = *it;
-        if (!child.isMap()) {
+        if (!child.isMap() || !smallMatrixNode(child)) {
             continue;
         }
         cv::Mat mat;
@@ -270,6 +292,76 @@ std::string encodeNpy(const Homography& h) {
     return bytes;
 }
 
+// OpenCV's FileStorage parser is not safe on hostile input (fuzz_matrix crashed OpenCV 4.6's XML
+// parser with a SIGSEGV), and matrix files are read in the GUI's own process: the parse runs in a
+// forked child with a memory and a time limit, and only nine numbers or a message come back.
+template <typename Parse>
+Expected<Homography> isolated(const std::string& what, Parse parse) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        return parse(); // no pipe: parse here rather than not at all
+    }
+    const pid_t child = ::fork();
+    if (child < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return parse();
+    }
+    if (child == 0) {
+        ::close(fds[0]);
+        applyMemoryLimit(512ull << 20);
+        ::alarm(10);
+        const Expected<Homography> result = parse();
+        std::string reply;
+        if (result) {
+            reply.assign(1, 'H');
+            reply.append(reinterpret_cast<const char*>(result->data()), sizeof(Homography));
+        } else {
+            reply = "E" + result.error().message;
+        }
+        for (size_t done = 0; done < reply.size();) {
+            const ssize_t n = ::write(fds[1], reply.data() + done, reply.size() - done);
+            if (n <= 0) {
+                break;
+            }
+            done += static_cast<size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string reply;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            break;
+        }
+        reply.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) {
+        return formatError(what + " made OpenCV's FileStorage parser " +
+                           (WTERMSIG(status) == SIGALRM
+                                ? std::string("hang")
+                                : std::string("crash (") + ::strsignal(WTERMSIG(status)) + ")") +
+                           ": the file is damaged or hostile");
+    }
+    if (reply.size() == 1 + sizeof(Homography) && reply[0] == 'H') {
+        Homography h{};
+        std::memcpy(h.data(), reply.data() + 1, sizeof(Homography));
+        return h;
+    }
+    if (!reply.empty() && reply[0] == 'E') {
+        return formatError(reply.substr(1));
+    }
+    return formatError(what + " could not be read by OpenCV");
+}
+
 Expected<Homography> readMatrixFile(const std::string& path, const std::string& node) {
     const auto format = matrixFormatForPath(path);
     if (format == MatrixFormat::Json || format == MatrixFormat::Npy) {
@@ -289,15 +381,21 @@ Expected<Homography> readMatrixFile(const std::string& path, const std::string& 
             return Error{ErrorKind::File, "cannot open '" + path + "': " + std::strerror(errno)};
         }
     }
-    try {
-        cv::FileStorage storage(path, cv::FileStorage::READ);
-        if (!storage.isOpened()) {
-            return formatError("'" + path + "' is not an OpenCV FileStorage file");
+    return isolated("'" + path + "'", [&]() -> Expected<Homography> {
+        try {
+            cv::FileStorage storage(path, cv::FileStorage::READ);
+            if (!storage.isOpened()) {
+                return formatError("'" + path + "' is not an OpenCV FileStorage file");
+            }
+            return matrixFromStorage(storage, node, "'" + path + "'");
+        } catch (const cv::Exception& error) {
+            return formatError("'" + path + "' could not be read by OpenCV: " + error.err);
         }
-        return matrixFromStorage(storage, node, "'" + path + "'");
-    } catch (const cv::Exception& error) {
-        return formatError("'" + path + "' could not be read by OpenCV: " + error.err);
-    }
+    });
+}
+
+Expected<Homography> parseOpenCvMatrixIsolated(const std::string& text, const std::string& node) {
+    return isolated("the document", [&]() { return parseOpenCvMatrix(text, node); });
 }
 
 Expected<Homography> parseOpenCvMatrix(const std::string& text, const std::string& node) {

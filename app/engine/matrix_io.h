@@ -28,8 +28,12 @@ Status writeMatrixFile(const std::string& path, const Homography& matrix,
 Expected<Homography> parseMatrixJson(const std::string& text);
 Expected<Homography> parseNpy(const std::string& bytes);
 std::string encodeNpy(const Homography& matrix);
-// An OpenCV FileStorage document (XML or YAML) held in memory.
+// An OpenCV FileStorage document (XML or YAML) held in memory, parsed in this process (OpenCV's
+// parser can crash on hostile input), and the same parsed in a forked child, which never takes
+// the caller down: readMatrixFile reads FileStorage files this way.
 Expected<Homography> parseOpenCvMatrix(const std::string& text, const std::string& node = {});
+Expected<Homography> parseOpenCvMatrixIsolated(const std::string& text,
+                                               const std::string& node = {});
 std::string encodeMatrixJson(const Homography& matrix);
 
 // The homography that takes the image's corners (0,0), (w-1,0), (w-1,h-1), (0,h-1) to `corners`

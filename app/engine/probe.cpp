@@ -196,6 +196,19 @@ void readCodeAndStorages(const ZipReader& zip, const std::string& prefix, ProbeR
         if (!scan.complete && result.damage.empty()) {
             result.damage = pickleName + " is damaged (" + scan.error + ")";
         }
+        // Every TorchScript class the pickle names needs its code: __torch__.a.b.C lives in
+        // code/__torch__/a/b.py, __torch__.C in code/__torch__.py.
+        for (const auto& global : scan.globals) {
+            if (!startsWith(global, "__torch__.") || !result.damage.empty()) {
+                continue;
+            }
+            const std::string module = global.substr(0, global.rfind('.'));
+            std::string file = "code/" + module + ".py";
+            std::replace(file.begin() + 5, file.end() - 3, '.', '/');
+            if (!zip.find(prefix + file)) {
+                result.damage = "the code of " + global + " (" + file + ") is missing";
+            }
+        }
         for (const auto& storage : scan.storages) {
             StorageInfo info;
             info.record = folder + storage.key;
