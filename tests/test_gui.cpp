@@ -284,6 +284,29 @@ private Q_SLOTS:
         QVERIFY(open(fx("mycell_traced.pt")));
     }
 
+    void runErrorsAreShown() {
+        // A model that raises: its own message, the model kept.
+        QVERIFY(open(fx("raises.pt")));
+        RunPanel* panel = window_->runPanel();
+        panel->setInput(0, QStringLiteral("ones"), QStringLiteral("2"));
+        QSignalSpy failed(panel, &RunPanel::runFailed);
+        panel->runOnce();
+        QVERIFY(failed.wait(60000));
+        QVERIFY2(panel->statusText().contains(QStringLiteral("refuses this input")),
+                 qPrintable(panel->statusText()));
+        // A shape the model cannot take: LibTorch's message, then the next run works.
+        QVERIFY(open(fx("mycell_traced.pt")));
+        panel->setInput(0, QStringLiteral("ones"), QStringLiteral("3x5"));
+        panel->setInput(1, QStringLiteral("ones"), QStringLiteral("3x4"));
+        panel->runOnce();
+        QVERIFY(failed.wait(60000));
+        QSignalSpy shown(panel, &RunPanel::runShown);
+        panel->setInput(0, QStringLiteral("ones"), QStringLiteral("3x4"));
+        panel->runOnce();
+        QVERIFY(shown.wait(60000));
+        QVERIFY(window_->currentFile().endsWith(QStringLiteral("mycell_traced.pt")));
+    }
+
     void hardCodedCudaIsExplained() {
         QVERIFY(open(fx("hardcoded_cuda.pt")));
         RunPanel* panel = window_->runPanel();
