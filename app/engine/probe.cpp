@@ -167,19 +167,9 @@ void describeTorchSaveZip(ProbeResult& result) {
     }
 }
 
-// The safe preview's contents: code files as text, and every tensor storage data.pkl and
-// constants.pkl refer to, checked against the records that hold them. Nothing is executed.
-void readCodeAndStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& result) {
-    uint64_t codeBytes = 0;
-    for (const auto& record : result.records) {
-        if (startsWith(record.name, prefix + "code/") && endsWith(record.name, ".py") &&
-            codeBytes < kMaxPreviewCodeBytes) {
-            if (const auto code = zip.read(record, kMaxCodeBytes)) {
-                codeBytes += code->size();
-                result.codeFiles[record.name.substr(prefix.size())] = *code;
-            }
-        }
-    }
+// Every tensor storage data.pkl and constants.pkl refer to, checked against the records that
+// hold them, and the code each pickled class needs. Nothing is executed.
+void readStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& result) {
     std::set<std::string> locations;
     for (const auto& [pickleName, folder] :
          {std::pair<std::string, std::string>{"data.pkl", "data/"},
@@ -336,17 +326,24 @@ void probeZip(ProbeResult& result) {
     if (hasCode || hasConstants || hasBytecode) {
         result.kind = FileKind::TorchScript;
         std::set<std::string> names;
+        // Each code record is read once: for the operators it calls, and (up to the preview's
+        // budget) as text for the safe preview.
+        uint64_t codeBytes = 0;
         for (const auto& record : result.records) {
             if (startsWith(record.name, prefix + "code/") && endsWith(record.name, ".py")) {
                 if (const auto code = zip.read(record, kMaxCodeBytes)) {
                     collectOperators(*code, names);
+                    if (codeBytes < kMaxPreviewCodeBytes) {
+                        codeBytes += code->size();
+                        result.codeFiles[record.name.substr(prefix.size())] = *code;
+                    }
                 }
             }
         }
         for (const auto& name : names) {
             result.operators.push_back({name, isOperatorRegistered(name)});
         }
-        readCodeAndStorages(zip, prefix, result);
+        readStorages(zip, prefix, result);
         const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
                                            [](const OperatorUse& op) { return !op.registered; });
         result.summary = "a TorchScript archive (torch.jit.save), serialization version " +
