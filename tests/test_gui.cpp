@@ -2,6 +2,7 @@
 // PyTorch prints; bad files give the right message and keep the model shown before; a worker crash
 // leaves the window intact and the next open works; a re-exported file reloads by itself.
 // Saves screenshots of the main views to the build folder (screenshots/), to be looked at.
+#include "gui_test_support.h"
 #include "test_support.h"
 
 #include <code_view.h>
@@ -35,17 +36,12 @@
 using namespace scriptscope;
 using scriptscope::test::fixture;
 using scriptscope::test::readText;
+using scriptscope::test::saveScreenshot;
 
 namespace {
 
 QString fx(const char* name) {
     return QString::fromStdString(fixture(name));
-}
-
-void saveScreenshot(QWidget* widget, const QString& name) {
-    const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
-    QDir().mkpath(folder);
-    QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // timing overlay and plots, a profile that fills the module tree, the kept-result comparison, Live
 // and continuous runs, schema mismatches named before running, and the device list's reason for
 // having no CUDA. Every model is checked with QAbstractItemModelTester. Saves screenshots.
+#include "gui_test_support.h"
 #include "test_support.h"
 
 #include <main_window.h>
@@ -36,18 +37,13 @@
 #include <QTreeView>
 
 using namespace scriptscope;
+using scriptscope::test::saveScreenshot;
 
 Q_DECLARE_METATYPE(std::vector<scriptscope::SchemaArgument>)
 
 namespace {
 
 const QString kResources = QStringLiteral(SCRIPTSCOPE_RESOURCES_DIR);
-
-void saveScreenshot(QWidget* widget, const QString& name) {
-    const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
-    QDir().mkpath(folder);
-    QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
-}
 
 } // namespace
 

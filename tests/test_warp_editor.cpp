@@ -1,6 +1,7 @@
 // The warp editor with real mouse and keyboard events, offscreen: a dragged handle sets the matrix,
 // the whole drag is one undo step, the rendered pixels equal cv::warpPerspective's (and Python's
 // cv2), degenerate input is refused with a word, and the session round-trips. Saves screenshots.
+#include "gui_test_support.h"
 #include "test_support.h"
 
 #include <image_canvas.h>
@@ -27,17 +28,12 @@
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
+using scriptscope::test::saveScreenshot;
 
 namespace {
 
 QString fx(const char* name) {
     return QString::fromStdString(fixture(name));
-}
-
-void saveScreenshot(QWidget* widget, const QString& name) {
-    const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
-    QDir().mkpath(folder);
-    QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
 }
 
 // cv::warpPerspective of the editor's source with its state: the reference for every pixel.

@@ -558,20 +558,7 @@ void WarpEditor::updateOverlays() {
     const bool outlines = outline_->isChecked();
     // On the output: where the image's corners went. On the source: what the output frame shows.
     outputView_->setOutline(outlines ? mappedCorners(shownState_.matrix, w, h) : std::nullopt);
-    std::optional<Quad> sourceQuad;
-    if (const auto inverse = inverted(shownState_.matrix); inverse && !frame.isEmpty()) {
-        Quad quad = imageCorners(frame.width, frame.height);
-        bool ok = true;
-        for (Point& p : quad) {
-            const auto mapped = mapPoint(*inverse, Point{p.x + frame.left, p.y + frame.top});
-            ok = ok && mapped.has_value();
-            p = mapped.value_or(p);
-        }
-        if (ok) {
-            sourceQuad = quad;
-        }
-    }
-    sourceView_->setOutline(outlines ? sourceQuad : std::nullopt);
+    sourceView_->setOutline(outlines ? frameOnSource(shownState_, w, h) : std::nullopt);
     const bool moveCorners = shownState_.mode == WarpMode::MoveCorners;
     outputView_->setHandlesVisible(moveCorners);
     sourceView_->setHandlesVisible(!moveCorners);

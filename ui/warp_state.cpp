@@ -2,6 +2,8 @@
 
 #include <QJsonArray>
 
+#include <exception>
+
 #include <cmath>
 
 namespace scriptscope {
@@ -37,20 +39,6 @@ constexpr std::array<std::pair<const char*, OutputSize>, 3> kSizes{{
     {"fit", OutputSize::Fit},
     {"custom", OutputSize::Custom},
 }};
-constexpr std::array<std::pair<const char*, my_ops::Interpolation>, 4> kInterpolations{{
-    {"nearest", my_ops::Interpolation::Nearest},
-    {"linear", my_ops::Interpolation::Linear},
-    {"cubic", my_ops::Interpolation::Cubic},
-    {"lanczos4", my_ops::Interpolation::Lanczos4},
-}};
-constexpr std::array<std::pair<const char*, my_ops::BorderMode>, 5> kBorders{{
-    {"constant", my_ops::BorderMode::Constant},
-    {"replicate", my_ops::BorderMode::Replicate},
-    {"reflect", my_ops::BorderMode::Reflect},
-    {"reflect101", my_ops::BorderMode::Reflect101},
-    {"wrap", my_ops::BorderMode::Wrap},
-}};
-
 QString number(double v) {
     // Round-trips a double exactly: the literal must give back the matrix that is shown.
     return QString::number(v, 'g', 17);
@@ -72,8 +60,8 @@ QJsonObject WarpState::toJson() const {
     return {
         {QStringLiteral("matrix"), values},
         {QStringLiteral("mode"), enumName(kModes, mode)},
-        {QStringLiteral("interpolation"), enumName(kInterpolations, interpolation)},
-        {QStringLiteral("border"), enumName(kBorders, border)},
+        {QStringLiteral("interpolation"), QLatin1String(my_ops::toString(interpolation))},
+        {QStringLiteral("border"), QLatin1String(my_ops::toString(border))},
         {QStringLiteral("borderValue"), borderValue},
         {QStringLiteral("outputSize"), enumName(kSizes, outputSize)},
         {QStringLiteral("outputWidth"), outputWidth},
@@ -96,9 +84,17 @@ WarpState WarpState::fromJson(const QJsonObject& json) {
         }
     }
     s.mode = enumFromName(kModes, json.value(QStringLiteral("mode")).toString(), s.mode);
-    s.interpolation = enumFromName(
-        kInterpolations, json.value(QStringLiteral("interpolation")).toString(), s.interpolation);
-    s.border = enumFromName(kBorders, json.value(QStringLiteral("border")).toString(), s.border);
+    // The operator's own names; an unknown one (a session from another version) keeps the default.
+    try {
+        s.interpolation = my_ops::parseInterpolation(
+            json.value(QStringLiteral("interpolation")).toString().toStdString());
+    } catch (const std::exception&) {
+    }
+    try {
+        s.border =
+            my_ops::parseBorderMode(json.value(QStringLiteral("border")).toString().toStdString());
+    } catch (const std::exception&) {
+    }
     s.borderValue = std::clamp(json.value(QStringLiteral("borderValue")).toDouble(0), 0.0, 255.0);
     s.outputSize =
         enumFromName(kSizes, json.value(QStringLiteral("outputSize")).toString(), s.outputSize);
@@ -140,10 +136,7 @@ OutputFrame outputFrame(const WarpState& state, int sourceWidth, int sourceHeigh
     return frame;
 }
 
-std::optional<Quad> handleQuad(const WarpState& state, int sourceWidth, int sourceHeight) {
-    if (state.mode == WarpMode::MoveCorners) {
-        return mappedCorners(state.matrix, sourceWidth, sourceHeight);
-    }
+std::optional<Quad> frameOnSource(const WarpState& state, int sourceWidth, int sourceHeight) {
     const OutputFrame frame = outputFrame(state, sourceWidth, sourceHeight);
     const auto inverse = inverted(state.matrix);
     if (frame.isEmpty() || !inverse) {
@@ -158,6 +151,13 @@ std::optional<Quad> handleQuad(const WarpState& state, int sourceWidth, int sour
         p = *mapped;
     }
     return quad;
+}
+
+std::optional<Quad> handleQuad(const WarpState& state, int sourceWidth, int sourceHeight) {
+    if (state.mode == WarpMode::MoveCorners) {
+        return mappedCorners(state.matrix, sourceWidth, sourceHeight);
+    }
+    return frameOnSource(state, sourceWidth, sourceHeight);
 }
 
 Expected<WarpState> withHandles(const WarpState& state, const Quad& quad, int sourceWidth,

@@ -55,6 +55,8 @@ struct OutputFrame {
 };
 OutputFrame outputFrame(const WarpState& state, int sourceWidth, int sourceHeight);
 
+// The output frame's corners mapped back onto the source: the part of the source the output shows.
+std::optional<Quad> frameOnSource(const WarpState& state, int sourceWidth, int sourceHeight);
 // The handles' positions: on the output (MoveCorners) or on the source (PlaceSource).
 std::optional<Quad> handleQuad(const WarpState& state, int sourceWidth, int sourceHeight);
 // The state after the handles moved to `quad`, or the reason it cannot be applied.
