@@ -39,7 +39,7 @@ private Q_SLOTS:
         row("two_folders.zip", FileKind::Zip, "not in one top folder");
         row("state_dict.pt", FileKind::TorchSaveZip, "state_dict");
         row("eager_model.pt", FileKind::TorchSaveZip, "pickled eager model");
-        row("tensor.pt", FileKind::TorchSaveZip, "a tensor saved with torch.save");
+        row("tensor.pt", FileKind::TorchSaveZip, "a tensor int64[4] saved with torch.sav");
         row("legacy.pt", FileKind::LegacyTorchSave, "legacy (pre-zip) torch.save");
         row("model.onnx", FileKind::Onnx, "ONNX model");
         row("mobile_flatbuffer.ptl", FileKind::MobileFlatbuffer, "flatbuffer mobile archive");

@@ -59,8 +59,13 @@ Commands:
                             file:x.pt (a value written by torch.save)
                             matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
                             3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
+                            list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
+                                 (each element any spec, e.g. a detector's List[Tensor]:
+                                 'list:image:a.png,batch=0;image:b.png,batch=0'; [..] nests:
+                                 'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty)
                           --inputs FILE: every argument from one torch.save file (a tensor, or
-                          a tuple/list with one value per argument). --device: cpu, cuda,
+                          a tuple/list with one value per argument; a list that fits a first
+                          List[...] argument is that argument). --device: cpu, cuda,
                           cuda:N. --save-outputs: a file Python's torch.load reads.
                           --profile: one more run times every operator call and gives each
                           module's share (the timed iterations run without it).
@@ -281,7 +286,23 @@ int fail(const Options& o, const Error& error) {
 }
 
 nlohmann::json tensorJson(const TensorInfo& t) {
-    return {{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype}, {"bytes", t.bytes}};
+    nlohmann::json j{{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype}, {"bytes", t.bytes}};
+    if (t.packed) {
+        j["packed"] = true;
+        j["packed_in"] = t.packedIn;
+    }
+    if (!t.qscheme.empty()) {
+        j["qscheme"] = t.qscheme;
+        if (t.axis >= 0) {
+            j["scales"] = t.scales;
+            j["zero_points"] = t.zeroPoints;
+            j["axis"] = t.axis;
+        } else {
+            j["scale"] = t.scale;
+            j["zero_point"] = t.zeroPoint;
+        }
+    }
+    return j;
 }
 
 nlohmann::json outputJson(const OutputValue& v) {
@@ -530,7 +551,14 @@ int commandTree(const Options& o) {
                   << m.totalParameterCount << " parameters, " << formatBytes(m.totalBytes) << "\n";
         for (const auto& t : m.parameters) {
             std::cout << indent << "    param  " << t.name << " " << formatShape(t.shape) << " "
-                      << t.dtype << "\n";
+                      << t.dtype;
+            if (t.packed) {
+                std::cout << " (packed in " << t.packedIn << ")";
+            }
+            if (!t.qscheme.empty()) {
+                std::cout << " " << describeQuantization(t);
+            }
+            std::cout << "\n";
         }
         for (const auto& t : m.buffers) {
             std::cout << indent << "    buffer " << t.name << " " << formatShape(t.shape) << " "

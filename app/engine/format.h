@@ -13,6 +13,11 @@ std::string formatBytes(uint64_t bytes);
 // "[1, 3, 224, 224]": a tensor's shape as PyTorch prints a list of sizes.
 std::string formatShape(const std::vector<int64_t>& shape);
 
+struct TensorInfo;
+// "per_channel_affine, axis 0, scales 0.0021..0.0153, zero points 0" or "per_tensor_affine, scale
+// 0.05, zero point 128"; empty for tensors that are not quantized.
+std::string describeQuantization(const TensorInfo& tensor);
+
 // "SIGSEGV (segmentation fault)": what ended a process, for messages.
 std::string describeSignal(int signal);
 

@@ -84,6 +84,7 @@ Expected<InputSpec> parseImage(const std::string& rest) {
     }
     spec.path = parts.front();
     ImagePreprocess& p = spec.image;
+    bool sizeGiven = false, presetGiven = false;
     for (size_t i = 1; i < parts.size(); ++i) {
         const auto eq = parts[i].find('=');
         const std::string key = parts[i].substr(0, eq);
@@ -101,6 +102,7 @@ Expected<InputSpec> parseImage(const std::string& rest) {
             }
             p.width = static_cast<int>((*shape)[0]);
             p.height = static_cast<int>((*shape)[1]);
+            sizeGiven = true;
         } else if (key == "order" && (value == "rgb" || value == "bgr")) {
             p.rgb = value == "rgb";
         } else if (key == "layout" && (value == "chw" || value == "hwc")) {
@@ -128,9 +130,99 @@ Expected<InputSpec> parseImage(const std::string& rest) {
             p.scale = 1.0 / 255.0;
             p.mean = {0.485, 0.456, 0.406};
             p.stddev = {0.229, 0.224, 0.225};
+            presetGiven = true;
         } else {
             return bad();
         }
+    }
+    // The ImageNet preset is the whole of torchvision's classification preprocessing at its
+    // usual size, as in the GUI; an explicit size= (before or after it) wins.
+    if (presetGiven && !sizeGiven) {
+        p.width = kImageNetSize;
+        p.height = kImageNetSize;
+    }
+    return spec;
+}
+
+// Splits "a;[b;c];d" at the semicolons outside brackets; one pair of brackets around a whole
+// element is removed, so containers nest: list:[list:random:2;random:3];random:4.
+Expected<std::vector<std::string>> splitElements(const std::string& text,
+                                                 const std::string& whole) {
+    std::vector<std::string> parts;
+    if (text.empty()) {
+        return parts;
+    }
+    std::string current;
+    int depth = 0;
+    for (const char c : text) {
+        if (c == '[') {
+            ++depth;
+        } else if (c == ']') {
+            if (--depth < 0) {
+                return inputError("'" + whole + "': a ']' without its '['");
+            }
+        }
+        if (c == ';' && depth == 0) {
+            parts.push_back(current);
+            current.clear();
+        } else {
+            current += c;
+        }
+    }
+    if (depth != 0) {
+        return inputError("'" + whole + "': a '[' without its ']'");
+    }
+    parts.push_back(current);
+    for (auto& part : parts) {
+        if (part.size() >= 2 && part.front() == '[' && part.back() == ']') {
+            part = part.substr(1, part.size() - 2);
+        }
+        if (part.empty()) {
+            return inputError("'" + whole + "': an empty element (two ';' in a row?)");
+        }
+    }
+    return parts;
+}
+
+constexpr int kMaxNesting = 16;
+
+Expected<InputSpec> parseSpec(const std::string& text, int depth);
+
+Expected<InputSpec> parseContainer(const std::string& head, const std::string& rest,
+                                   const std::string& text, int depth) {
+    if (depth > kMaxNesting) {
+        return inputError("'" + text + "': containers nested too deeply");
+    }
+    InputSpec spec;
+    spec.kind = head == "list"    ? InputSpec::Kind::List
+                : head == "tuple" ? InputSpec::Kind::Tuple
+                                  : InputSpec::Kind::Dict;
+    auto parts = splitElements(rest, text);
+    if (!parts) {
+        return parts.error();
+    }
+    for (size_t i = 0; i < parts->size(); ++i) {
+        std::string element = (*parts)[i];
+        if (spec.kind == InputSpec::Kind::Dict) {
+            const auto eq = element.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                return inputError("'" + text + "': dict entries are KEY=SPEC, got '" + element +
+                                  "'");
+            }
+            spec.keys.push_back(element.substr(0, eq));
+            element = element.substr(eq + 1);
+            if (element.size() >= 2 && element.front() == '[' && element.back() == ']') {
+                element = element.substr(1, element.size() - 2);
+            }
+        }
+        auto parsed = parseSpec(element, depth + 1);
+        if (!parsed) {
+            const std::string where = spec.kind == InputSpec::Kind::Dict
+                                          ? "entry '" + spec.keys.back() + "'"
+                                          : "element " + std::to_string(i);
+            return inputError(head + " " + where + ": " + parsed.error().message);
+        }
+        spec.elements.push_back(std::move(parsed).value());
     }
     return spec;
 }
@@ -163,6 +255,12 @@ Expected<std::vector<int64_t>> parseShape(const std::string& text) {
 }
 
 Expected<InputSpec> parseInputSpec(const std::string& text) {
+    return parseSpec(text, 0);
+}
+
+namespace {
+
+Expected<InputSpec> parseSpec(const std::string& text, int depth) {
     const auto colon = text.find(':');
     const std::string head = text.substr(0, colon);
     const std::string rest = colon == std::string::npos ? std::string() : text.substr(colon + 1);
@@ -197,6 +295,9 @@ Expected<InputSpec> parseInputSpec(const std::string& text) {
             spec.seed = static_cast<uint64_t>(seed);
         }
         return spec;
+    }
+    if (colon != std::string::npos && (head == "list" || head == "tuple" || head == "dict")) {
+        return parseContainer(head, rest, text, depth);
     }
     if (colon != std::string::npos && head == "image") {
         return parseImage(rest);
@@ -263,8 +364,11 @@ Expected<InputSpec> parseInputSpec(const std::string& text) {
         "'" + text +
         "' is not an input spec. Use random:SHAPE[:DTYPE], zeros:SHAPE[:DTYPE], "
         "ones:SHAPE[:DTYPE], image:PATH[,options], file:PATH, matrix:PATH, a number, true, false, "
-        "none, str:TEXT, ints:1,2 or floats:0.5,1");
+        "none, str:TEXT, ints:1,2, floats:0.5,1, list:SPEC;SPEC, tuple:SPEC;SPEC or "
+        "dict:KEY=SPEC;KEY=SPEC");
 }
+
+} // namespace
 
 std::string InputSpec::describe() const {
     auto shapeText = [this]() {
@@ -307,6 +411,20 @@ std::string InputSpec::describe() const {
         return "int list of " + std::to_string(intList.size());
     case Kind::FloatList:
         return "float list of " + std::to_string(floatList.size());
+    case Kind::List:
+    case Kind::Tuple:
+    case Kind::Dict: {
+        std::string text = kind == Kind::List ? "[" : kind == Kind::Tuple ? "(" : "{";
+        for (size_t i = 0; i < elements.size(); ++i) {
+            text += (i ? ", " : "") +
+                    (kind == Kind::Dict && i < keys.size() ? keys[i] + ": " : "") +
+                    elements[i].describe();
+        }
+        if (kind == Kind::Tuple && elements.size() == 1) {
+            text += ",";
+        }
+        return text + (kind == Kind::List ? "]" : kind == Kind::Tuple ? ")" : "}");
+    }
     }
     return "?";
 }

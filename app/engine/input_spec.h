@@ -2,7 +2,11 @@
 //   random:1x3x224x224[:dtype]  zeros:2x3:int64  ones:4  image:photo.png[,option=value...]
 //   file:x.pt  matrix:h.npy[#node]  3  3.5  true  false  none  str:text  ints:1,2,3  floats:0.5,1.5
 // Image options: size=WxH, order=rgb|bgr, layout=chw|hwc, batch=0|1, dtype=float32|uint8|...,
-//   scale=1/255 (or a number), mean=a/b/c, std=a/b/c, gray=1, preset=imagenet.
+//   scale=1/255 (or a number), mean=a/b/c, std=a/b/c, gray=1, preset=imagenet (RGB, 1/255,
+//   ImageNet's mean and std, and 224x224 unless size= is given).
+// Containers: list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC, each element any spec
+//   (image options apply to their own element); [..] around an element nests containers:
+//   list:[list:random:2;random:3];random:4. "list:" alone is an empty list.
 #pragma once
 
 #include "error.h"
@@ -11,6 +15,8 @@
 #include <string>
 
 namespace scriptscope {
+
+constexpr int kImageNetSize = 224;
 
 Expected<InputSpec> parseInputSpec(const std::string& text);
 

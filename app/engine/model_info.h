@@ -88,6 +88,18 @@ struct TensorInfo {
     std::string device;
     uint64_t bytes = 0;
     bool requiresGrad = false;
+    // A weight or bias held inside a quantized module's packed parameters (Conv2dPackedParamsBase,
+    // LinearPackedParamsBase, the CellParamsBase of a dynamic quantized LSTM), unpacked.
+    bool packed = false;
+    std::string packedIn; // the attribute that holds it: "_packed_params", "_all_weight_values.0"
+    // Quantized tensors: "per_tensor_affine" with scale and zeroPoint, "per_channel_affine" with
+    // scales, zeroPoints and axis. Empty for others.
+    std::string qscheme;
+    double scale = 0;
+    int64_t zeroPoint = 0;
+    std::vector<double> scales;
+    std::vector<int64_t> zeroPoints;
+    int64_t axis = -1;
 };
 
 struct AttributeInfo {

@@ -2,6 +2,7 @@
 // file is executed, so it is safe on any file.
 #include "engine.h"
 #include "pickle_scan.h"
+#include "pickle_value.h"
 #include "zip_reader.h"
 
 #include <algorithm>
@@ -142,7 +143,19 @@ void collectOperators(const std::string& code, std::set<std::string>& names) {
     }
 }
 
-void describeTorchSaveZip(ProbeResult& result) {
+bool containsObject(const PickleValue& value, int depth = 0) {
+    if (value.kind == PickleValue::Kind::Object || depth > 64) {
+        return true;
+    }
+    for (const auto& item : value.items) {
+        if (!item || containsObject(*item, depth + 1)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void describeTorchSaveZip(ProbeResult& result, const std::string& value) {
     const auto& globals = result.pickleGlobals;
     auto has = [&](const std::string& prefix) {
         return std::any_of(globals.begin(), globals.end(),
@@ -157,9 +170,11 @@ void describeTorchSaveZip(ProbeResult& result) {
         result.summary = "a pickled eager model (torch.save(model)): it needs its Python classes "
                          "to load. Export it with torch.jit.script or torch.jit.trace and "
                          "torch.jit.save to open it here.";
-    } else if (!globals.empty() && startsWith(globals.front(), "torch._utils._rebuild_tensor")) {
-        result.summary = "a tensor saved with torch.save: not a model, but usable as an input "
-                         "(file:PATH).";
+    } else if (!value.empty()) {
+        // What the project's own reader rebuilds: "a list of 2 tensors", "a tensor float32[4]".
+        result.summary = (value.rfind("tensor ", 0) == 0 ? "a " : "a torch.save file holding a ") +
+                         value + (value.rfind("tensor ", 0) == 0 ? " saved with torch.save" : "") +
+                         ": not a model, but usable as an input (file:PATH or --inputs PATH).";
     } else {
         result.summary =
             "a file written by torch.save, not a TorchScript archive: export the model "
@@ -365,10 +380,16 @@ void probeZip(ProbeResult& result) {
     }
     if (data) {
         result.kind = FileKind::TorchSaveZip;
+        std::string value;
         if (const auto pickle = zip.read(*data, 64u << 20)) {
             result.pickleGlobals = scanPickle(*pickle).globals;
+            const auto read = readPickle(*pickle);
+            // Only values an input can be: a state_dict or an eager model is described above.
+            if (read.value && !containsObject(*read.value)) {
+                value = describePickleValue(*read.value);
+            }
         }
-        describeTorchSaveZip(result);
+        describeTorchSaveZip(result, value);
         return;
     }
     result.kind = FileKind::Zip;

@@ -38,6 +38,10 @@ struct InputSpec {
         None,
         IntList,
         FloatList,
+        // Containers of other specs: list:SPEC;SPEC, tuple:SPEC;SPEC, dict:KEY=SPEC;KEY=SPEC.
+        List,
+        Tuple,
+        Dict, // string keys, in keys[] beside elements[]
     };
     Kind kind = Kind::None;
     std::vector<int64_t> shape;
@@ -52,6 +56,8 @@ struct InputSpec {
     std::vector<int64_t> intList;
     std::vector<double> floatList;
     uint64_t seed = 0;
+    std::vector<InputSpec> elements; // List, Tuple, Dict
+    std::vector<std::string> keys;   // Dict: one per element
 
     std::string describe() const;
 };

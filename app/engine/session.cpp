@@ -4,6 +4,7 @@
 
 #include <warp_perspective.h>
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/api/function_impl.h>
@@ -141,7 +142,185 @@ TensorInfo tensorInfo(const std::string& name, const torch::Tensor& tensor) {
     info.bytes =
         static_cast<uint64_t>(tensor.numel()) * static_cast<uint64_t>(tensor.element_size());
     info.requiresGrad = tensor.requires_grad();
+    if (tensor.is_quantized()) {
+        const auto scheme = tensor.qscheme();
+        info.qscheme = c10::toString(scheme);
+        if (scheme == c10::kPerTensorAffine || scheme == c10::kPerTensorSymmetric) {
+            info.scale = tensor.q_scale();
+            info.zeroPoint = tensor.q_zero_point();
+        } else if (scheme == c10::kPerChannelAffine || scheme == c10::kPerChannelSymmetric ||
+                   scheme == c10::kPerChannelAffineFloatQParams) {
+            const auto scales = tensor.q_per_channel_scales().to(torch::kFloat64).contiguous();
+            const auto points = tensor.q_per_channel_zero_points().to(torch::kInt64).contiguous();
+            info.scales.assign(scales.data_ptr<double>(),
+                               scales.data_ptr<double>() + scales.numel());
+            info.zeroPoints.assign(points.data_ptr<int64_t>(),
+                                   points.data_ptr<int64_t>() + points.numel());
+            info.axis = tensor.q_per_channel_axis();
+        }
+    }
     return info;
+}
+
+// ---- Quantized modules: the weights inside packed parameters ----
+
+struct PackedTensor {
+    std::string name;
+    torch::Tensor tensor;
+};
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Calls an unpacking operator (quantized::linear_unpack and friends) through the dispatcher;
+// nullopt where the operator is missing or refuses the object (an fp16 packing, say).
+std::optional<std::vector<c10::IValue>> callUnpack(const char* op, const c10::IValue& packed) {
+    const auto handle = c10::Dispatcher::singleton().findSchema({op, ""});
+    if (!handle) {
+        return std::nullopt;
+    }
+    try {
+        torch::jit::Stack stack{packed};
+        handle->callBoxed(&stack);
+        return stack;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+void addWeightBias(const std::vector<c10::IValue>& unpacked, const std::string& weightName,
+                   const std::string& biasName, std::vector<PackedTensor>& out) {
+    if (!unpacked.empty() && unpacked[0].isTensor()) {
+        out.push_back({weightName, unpacked[0].toTensor()});
+    }
+    if (unpacked.size() > 1 && unpacked[1].isTensor() && unpacked[1].toTensor().defined()) {
+        out.push_back({biasName, unpacked[1].toTensor()});
+    }
+}
+
+std::string customClassName(const c10::IValue& value) {
+    if (!value.isObject()) {
+        return {};
+    }
+    const auto type = value.toObjectRef().type();
+    if (!type || !type->name()) {
+        return {};
+    }
+    const std::string name = type->name()->qualifiedName();
+    return name.rfind("__torch__.torch.classes.", 0) == 0 ? name : std::string();
+}
+
+void unpackLinear(const c10::IValue& packed, const std::string& weightName,
+                  const std::string& biasName, std::vector<PackedTensor>& out) {
+    if (auto unpacked = callUnpack("quantized::linear_unpack", packed)) {
+        addWeightBias(*unpacked, weightName, biasName, out);
+    } else if (auto fp16 = callUnpack("quantized::linear_unpack_fp16", packed)) {
+        addWeightBias(*fp16, weightName, biasName, out);
+    }
+}
+
+// The weights a packed-parameters object holds, by the names PyTorch's modules give them.
+std::vector<PackedTensor> unpackPacked(const c10::IValue& value, const std::string& moduleType) {
+    std::vector<PackedTensor> out;
+    const std::string cls = customClassName(value);
+    if (cls.empty()) {
+        return out;
+    }
+    try {
+        if (endsWith(cls, ".Conv2dPackedParamsBase")) {
+            // Conv1d packs as a 2-D convolution; conv1d_unpack gives back its 3-D weight.
+            const bool conv1d = endsWith(moduleType, ".Conv1d") || endsWith(moduleType, "Conv1d") ||
+                                endsWith(moduleType, "ConvReLU1d");
+            auto unpacked = conv1d ? callUnpack("quantized::conv1d_unpack", value) : std::nullopt;
+            if (!unpacked) {
+                unpacked = callUnpack("quantized::conv2d_unpack", value);
+            }
+            if (unpacked) {
+                addWeightBias(*unpacked, "weight", "bias", out);
+            }
+        } else if (endsWith(cls, ".Conv3dPackedParamsBase")) {
+            if (auto unpacked = callUnpack("quantized::conv3d_unpack", value)) {
+                addWeightBias(*unpacked, "weight", "bias", out);
+            }
+        } else if (endsWith(cls, ".LinearPackedParamsBase")) {
+            unpackLinear(value, "weight", "bias", out);
+        } else if (endsWith(cls, ".CellParamsBase")) {
+            // (kind, tensors, doubles, longs, packed linear params), as RNN.cpp serializes it: for
+            // the dynamic kinds the tensors are the biases and the packed params the weights.
+            const auto type = value.toObjectRef().type();
+            auto* getstate = type->findMethod("__getstate__");
+            if (!getstate) {
+                return out;
+            }
+            const auto state = (*getstate)({value});
+            if (!state.isTuple() || state.toTupleRef().elements().size() < 5) {
+                return out;
+            }
+            const auto& items = state.toTupleRef().elements();
+            const std::string kind = items[0].isString() ? items[0].toStringRef() : "";
+            const bool dynamic = kind.rfind("quantized_dynamic", 0) == 0;
+            static const char* weights[] = {"weight_ih", "weight_hh"};
+            static const char* biases[] = {"bias_ih", "bias_hh"};
+            if (items[4].isList()) {
+                const auto packed = items[4].toListRef();
+                for (size_t i = 0; i < packed.size(); ++i) {
+                    const std::string suffix = i < 2 ? "" : std::to_string(i);
+                    unpackLinear(packed[i], (i < 2 ? weights[i] : "weight") + suffix,
+                                 (i < 2 ? biases[i] : "bias") + suffix, out);
+                }
+            }
+            if (items[1].isTensorList() || items[1].isList()) {
+                const auto tensors = items[1].toListRef();
+                for (size_t i = 0; i < tensors.size(); ++i) {
+                    if (!tensors[i].isTensor() || !tensors[i].toTensor().defined()) {
+                        continue;
+                    }
+                    const std::string name =
+                        dynamic && i < 2 ? std::string(biases[i]) : "tensor" + std::to_string(i);
+                    const bool duplicate = std::any_of(
+                        out.begin(), out.end(), [&](const auto& t) { return t.name == name; });
+                    if (!duplicate) {
+                        out.push_back({name, tensors[i].toTensor()});
+                    }
+                }
+            }
+        }
+    } catch (const std::exception&) {
+        // A packing this LibTorch cannot unpack: the attribute still shows as an object.
+    }
+    return out;
+}
+
+// Every packed tensor of one module: its own attributes that hold packed parameters, directly or
+// in a list. The attribute's name goes with each.
+std::vector<std::pair<std::string, PackedTensor>> packedTensors(const torch::jit::Module& module) {
+    std::vector<std::pair<std::string, PackedTensor>> found;
+    const auto& type = module.type();
+    const auto object = module._ivalue();
+    const std::string moduleType = type->name() ? type->name()->qualifiedName() : type->str();
+    for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
+        if (type->is_parameter(slot) || type->is_buffer(slot)) {
+            continue;
+        }
+        const auto value = object->getSlot(slot);
+        const std::string attribute = type->getAttributeName(slot);
+        if (value.isObject()) {
+            for (auto& t : unpackPacked(value, moduleType)) {
+                found.emplace_back(attribute, std::move(t));
+            }
+        } else if (value.isList()) {
+            const auto items = value.toListRef();
+            for (size_t i = 0; i < items.size(); ++i) {
+                for (auto& t : unpackPacked(items[i], moduleType)) {
+                    t.name += "_l" + std::to_string(i);
+                    found.emplace_back(attribute + "." + std::to_string(i), std::move(t));
+                }
+            }
+        }
+    }
+    return found;
 }
 
 std::string methodCode(const torch::jit::Method& method) {
@@ -182,6 +361,14 @@ ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module,
     }
     for (const auto& b : module.named_buffers(/*recurse=*/false)) {
         info.buffers.push_back(tensorInfo(b.name, b.value));
+    }
+    for (const auto& [attribute, packed] : packedTensors(module)) {
+        auto t = tensorInfo(packed.name, packed.tensor);
+        t.packed = true;
+        t.packedIn = attribute;
+        info.parameters.push_back(t);
+        info.parameterCount += static_cast<uint64_t>(packed.tensor.numel());
+        info.parameterBytes += t.bytes;
     }
     const auto object = module._ivalue();
     for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
@@ -253,8 +440,10 @@ Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const 
                  {}};
 }
 
-// Catches a mismatch between the inputs and the schema before running, naming the argument.
-Status checkInputs(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& inputs) {
+// Catches a mismatch between the inputs and the schema before running, naming the argument and
+// the element; refines each input to its argument's type (a list read from a file as List[Any]
+// becomes the List[Tensor] the argument takes).
+Status conformInputs(const c10::FunctionSchema& schema, std::vector<c10::IValue>& inputs) {
     const auto& arguments = schema.arguments();
     const size_t first = !arguments.empty() && arguments[0].name() == "self" ? 1 : 0;
     const size_t declared = arguments.size() - first;
@@ -282,17 +471,46 @@ Status checkInputs(const c10::FunctionSchema& schema, const std::vector<c10::IVa
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const auto& argument = arguments[first + i];
-        const auto actual = inputs[i].type();
-        if (!actual->isSubtypeOf(*argument.type()) &&
-            !(argument.type()->kind() == c10::TypeKind::FloatType && inputs[i].isInt())) {
-            return Error{ErrorKind::Input,
-                         "argument '" + argument.name() + "' (" + std::to_string(i + 1) + " of " +
-                             signature() + ") expects " + argument.type()->annotation_str() +
-                             ", but the input is " + actual->annotation_str(),
-                         {}};
+        auto conformed = detail::conformToType(inputs[i], argument.type(), argument.name());
+        if (!conformed) {
+            std::string message = "argument '" + argument.name() + "' (" + std::to_string(i + 1) +
+                                  " of " + signature() + ") expects " +
+                                  argument.type()->annotation_str();
+            const std::string& why = conformed.error().message;
+            // "x is Tensor, not int": the argument itself; "images[1] is ...": an element of it.
+            if (why.rfind(argument.name() + " is ", 0) == 0) {
+                message += ", but the input is " + why.substr(argument.name().size() + 4);
+            } else {
+                message += ", but " + why;
+            }
+            return Error{ErrorKind::Input, message, {}};
         }
+        inputs[i] = std::move(conformed).value();
     }
     return std::nullopt;
+}
+
+// How the value of an --inputs file becomes the arguments: a tuple holds the arguments (what
+// torch.save(tuple(inputs)) writes); a list does too, unless the method's first argument is a
+// list that it fits (torch.save([image_a, image_b]) for a detector's List[Tensor] images).
+std::vector<c10::IValue> argumentsFromFile(const c10::IValue& value,
+                                           const c10::FunctionSchema& schema) {
+    if (value.isTuple()) {
+        return value.toTupleRef().elements().vec();
+    }
+    if (value.isList()) {
+        const auto& arguments = schema.arguments();
+        const size_t first = !arguments.empty() && arguments[0].name() == "self" ? 1 : 0;
+        if (first < arguments.size()) {
+            const auto& type = arguments[first].type();
+            if (type->kind() == c10::TypeKind::ListType &&
+                detail::conformToType(value, type, arguments[first].name())) {
+                return {value};
+            }
+        }
+        return value.toListRef().vec();
+    }
+    return {value};
 }
 
 double elapsedMs(std::chrono::steady_clock::time_point since) {
@@ -500,6 +718,12 @@ Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& 
             values.push_back(detail::describeOutput(b.value, 0));
             values.back().key = b.name;
         }
+        // Packed weights: statistics of the values they stand for.
+        for (const auto& [attribute, packed] : packedTensors(*module)) {
+            const auto& t = packed.tensor;
+            values.push_back(detail::describeOutput(t.is_quantized() ? t.dequantize() : t, 0));
+            values.back().key = packed.name;
+        }
     } catch (const std::exception& error) {
         return errorFromException(error, ErrorKind::Internal);
     }
@@ -653,12 +877,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         if (!value) {
             return value.error();
         }
-        if (value->isTuple() || value->isList()) {
-            inputs =
-                value->isTuple() ? value->toTupleRef().elements().vec() : value->toListRef().vec();
-        } else {
-            inputs.push_back(*value);
-        }
+        inputs = argumentsFromFile(*value, method->function().getSchema());
         result.inputDescriptions.push_back("from " + request.inputsFile);
     }
     for (const auto& spec : request.inputs) {
@@ -669,7 +888,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         inputs.push_back(std::move(value).value());
         result.inputDescriptions.push_back(spec.describe());
     }
-    if (auto error = checkInputs(method->function().getSchema(), inputs)) {
+    if (auto error = conformInputs(method->function().getSchema(), inputs)) {
         return *error;
     }
 
@@ -680,9 +899,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
             impl_->device = *device;
         }
         for (auto& input : inputs) {
-            if (input.isTensor()) {
-                input = input.toTensor().to(*device);
-            }
+            input = detail::toDevice(input, *device);
         }
         const bool cuda = device->is_cuda();
         auto synchronize = [&]() {

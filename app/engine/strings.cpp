@@ -2,6 +2,7 @@
 #include "format.h"
 #include "model_info.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -121,6 +122,34 @@ std::string describeSignal(int signal) {
     }
     const char* text = ::strsignal(signal);
     return "signal " + std::to_string(signal) + (text ? std::string(" (") + text + ")" : "");
+}
+
+std::string describeQuantization(const TensorInfo& t) {
+    if (t.qscheme.empty()) {
+        return {};
+    }
+    auto number = [](double v) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.6g", v);
+        return std::string(buffer);
+    };
+    std::string text = t.qscheme;
+    if (t.axis >= 0) {
+        text += ", axis " + std::to_string(t.axis);
+        if (!t.scales.empty()) {
+            const auto [low, high] = std::minmax_element(t.scales.begin(), t.scales.end());
+            text += ", " + std::to_string(t.scales.size()) + " scales " + number(*low) +
+                    (*low == *high ? "" : ".." + number(*high));
+        }
+        if (!t.zeroPoints.empty()) {
+            const auto [low, high] = std::minmax_element(t.zeroPoints.begin(), t.zeroPoints.end());
+            text += ", zero points " + std::to_string(*low) +
+                    (*low == *high ? "" : ".." + std::to_string(*high));
+        }
+    } else {
+        text += ", scale " + number(t.scale) + ", zero point " + std::to_string(t.zeroPoint);
+    }
+    return text;
 }
 
 } // namespace scriptscope

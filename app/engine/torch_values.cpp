@@ -2,6 +2,8 @@
 
 #include "engine.h"
 #include "matrix_io.h"
+#include "pickle_value.h"
+#include "zip_reader.h"
 
 #include <warp_perspective.h>
 
@@ -12,7 +14,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -168,20 +173,321 @@ Expected<c10::ScalarType> dtypeFromName(const std::string& name) {
     return inputError("unknown dtype '" + name + "'");
 }
 
-Expected<c10::IValue> loadValueFile(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-        return Error{ErrorKind::File, "cannot open '" + path + "': " + std::strerror(errno)};
+namespace {
+
+constexpr int kMaxValueDepth = 64;
+
+// The element type a list or dict of these values has: their common type, Any when they have none
+// (conformToType refines it against the schema later).
+c10::TypePtr commonType(const std::vector<c10::IValue>& values) {
+    if (values.empty()) {
+        return c10::AnyType::get();
     }
-    std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
-                            std::istreambuf_iterator<char>());
+    c10::TypePtr type = values.front().type();
+    for (size_t i = 1; i < values.size() && type; ++i) {
+        auto unified = c10::unifyTypes(type, values[i].type());
+        type = unified ? *unified : nullptr;
+    }
+    return type ? type : c10::AnyType::get();
+}
+
+c10::IValue makeList(const std::vector<c10::IValue>& values) {
+    c10::impl::GenericList list(commonType(values));
+    list.reserve(values.size());
+    for (const auto& v : values) {
+        list.push_back(v);
+    }
+    return list;
+}
+
+struct ValueFileReader {
+    const ZipReader& zip;
+    std::string prefix; // "archive/"
+    std::string path;
+    std::map<std::string, torch::Tensor> storages; // key -> 1-D tensor over the whole storage
+
+    Error bad(const std::string& why) const {
+        return Error{ErrorKind::Input, "cannot read '" + path + "' as a torch.save file: " + why};
+    }
+
+    Expected<torch::Tensor> storage(const StorageRef& ref) {
+        if (const auto found = storages.find(ref.key); found != storages.end()) {
+            return found->second;
+        }
+        if (ref.dtype.empty()) {
+            return bad("its storage type " + ref.type + " is not one LibTorch has");
+        }
+        auto dtype = dtypeFromName(ref.dtype);
+        if (!dtype) {
+            return bad("tensors of " + ref.dtype + " cannot be used as inputs");
+        }
+        const auto* record = zip.find(prefix + "data/" + ref.key);
+        if (!record) {
+            return bad("the record data/" + ref.key + " for a tensor is missing");
+        }
+        const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(ref.numel, 0)) *
+                               static_cast<uint64_t>(ref.elementSize);
+        if (ref.numel < 0 || record->size < bytes) {
+            return bad("the record data/" + ref.key + " is shorter than its tensor");
+        }
+        auto data = zip.read(*record, record->size);
+        if (!data && bytes > 0) {
+            return bad("the record data/" + ref.key + " cannot be read (compressed or damaged)");
+        }
+        auto tensor = torch::empty({ref.numel}, torch::TensorOptions().dtype(*dtype));
+        if (bytes > 0) {
+            std::memcpy(tensor.data_ptr(), data->data(), static_cast<size_t>(bytes));
+        }
+        storages.emplace(ref.key, tensor);
+        return tensor;
+    }
+
+    Expected<c10::IValue> convert(const PickleValue& v, int depth) {
+        if (depth > kMaxValueDepth) {
+            return bad("its values are nested too deeply");
+        }
+        switch (v.kind) {
+        case PickleValue::Kind::None:
+            return c10::IValue();
+        case PickleValue::Kind::Bool:
+            return c10::IValue(v.boolean);
+        case PickleValue::Kind::Int:
+            return c10::IValue(v.integer);
+        case PickleValue::Kind::Float:
+            return c10::IValue(v.number);
+        case PickleValue::Kind::String:
+            return c10::IValue(v.text);
+        case PickleValue::Kind::Bytes:
+            return bad("it holds bytes, which TorchScript methods do not take");
+        case PickleValue::Kind::Object:
+            return bad("it holds " +
+                       (v.text == "storage" ? std::string("a bare storage")
+                                            : "a Python object of class " + v.text) +
+                       ", which only Python can rebuild: save tensors, numbers, strings and "
+                       "lists, tuples or dicts of them");
+        case PickleValue::Kind::Tensor: {
+            auto base = storage(v.storage);
+            if (!base) {
+                return base.error();
+            }
+            // Every element the view reaches must lie inside the storage.
+            const auto& shape = v.tensor.shape;
+            const auto& stride = v.tensor.stride;
+            int64_t last = v.tensor.offset;
+            bool empty = false;
+            for (size_t i = 0; i < shape.size(); ++i) {
+                if (shape[i] < 0 || stride[i] < 0) {
+                    return bad("a tensor has a negative size or stride");
+                }
+                empty = empty || shape[i] == 0;
+                if (shape[i] > 0 && stride[i] > 0 &&
+                    (shape[i] - 1) > (std::numeric_limits<int64_t>::max() - last) / stride[i]) {
+                    return bad("a tensor reaches past its storage");
+                }
+                last += shape[i] > 0 ? (shape[i] - 1) * stride[i] : 0;
+            }
+            if (v.tensor.offset < 0 || (!empty && last >= base->numel())) {
+                return bad("a tensor reaches past its storage");
+            }
+            auto tensor = base->as_strided(shape, stride, v.tensor.offset);
+            if (v.requiresGrad && c10::isFloatingType(tensor.scalar_type())) {
+                tensor = tensor.detach().requires_grad_(false); // inputs run without autograd
+            }
+            return c10::IValue(tensor);
+        }
+        case PickleValue::Kind::List:
+        case PickleValue::Kind::Tuple: {
+            std::vector<c10::IValue> elements;
+            elements.reserve(v.items.size());
+            for (const auto& item : v.items) {
+                auto e = convert(*item, depth + 1);
+                if (!e) {
+                    return e.error();
+                }
+                elements.push_back(std::move(e).value());
+            }
+            if (v.kind == PickleValue::Kind::Tuple) {
+                return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+            }
+            return makeList(elements);
+        }
+        case PickleValue::Kind::Dict: {
+            std::vector<c10::IValue> keys, values;
+            for (size_t i = 0; i + 1 < v.items.size(); i += 2) {
+                auto key = convert(*v.items[i], depth + 1);
+                if (!key) {
+                    return key.error();
+                }
+                if (!key->isString() && !key->isInt() && !key->isDouble() && !key->isBool() &&
+                    !key->isTensor()) {
+                    return bad("a dict has a key that TorchScript dicts cannot have");
+                }
+                auto value = convert(*v.items[i + 1], depth + 1);
+                if (!value) {
+                    return value.error();
+                }
+                keys.push_back(std::move(key).value());
+                values.push_back(std::move(value).value());
+            }
+            c10::impl::GenericDict dict(commonType(keys), commonType(values));
+            if (dict.keyType()->kind() == c10::TypeKind::AnyType && !keys.empty()) {
+                return bad("a dict mixes keys of different types");
+            }
+            for (size_t i = 0; i < keys.size(); ++i) {
+                dict.insert_or_assign(keys[i], values[i]);
+            }
+            return c10::IValue(dict);
+        }
+        }
+        return bad("it holds a value of an unknown kind");
+    }
+};
+
+} // namespace
+
+Expected<c10::IValue> loadValueFile(const std::string& path) {
+    {
+        std::ifstream probe(path, std::ios::binary);
+        if (!probe) {
+            return Error{ErrorKind::File, "cannot open '" + path + "': " + std::strerror(errno)};
+        }
+    }
+    ZipReader zip(path);
+    if (!zip.ok()) {
+        return Error{ErrorKind::Input,
+                     "cannot read '" + path + "' as a torch.save file: " + zip.error() +
+                         " (files saved with _use_new_zipfile_serialization=False are not read: "
+                         "save them again with torch.save's default)"};
+    }
+    const ArchiveRecord* data = nullptr;
+    for (const auto& record : zip.records()) {
+        const auto slash = record.name.find('/');
+        if (slash != std::string::npos &&
+            record.name.compare(slash, std::string::npos, "/data.pkl") == 0) {
+            data = &record;
+            break;
+        }
+    }
+    if (!data) {
+        return Error{ErrorKind::Input, "cannot read '" + path +
+                                           "' as a torch.save file: it has no data.pkl (a "
+                                           "TorchScript archive is a model, not an input)"};
+    }
+    const auto pickle = zip.read(*data, kMaxValuePickleBytes);
+    if (!pickle) {
+        return Error{ErrorKind::Input,
+                     "cannot read '" + path + "': its data.pkl is damaged or too large"};
+    }
+    const auto parsed = readPickle(*pickle);
+    if (!parsed.value) {
+        return Error{ErrorKind::Input,
+                     "cannot read '" + path + "' as a torch.save file: " + parsed.error};
+    }
+    ValueFileReader reader{zip, data->name.substr(0, data->name.size() - 8), path, {}};
     try {
-        return torch::jit::pickle_load(bytes);
+        return reader.convert(*parsed.value, 0);
     } catch (const std::exception& error) {
         Error e = errorFromException(error, ErrorKind::Input);
         e.message = "cannot read '" + path + "' as a torch.save file: " + e.message;
         return e;
     }
+}
+
+Expected<c10::IValue> conformToType(const c10::IValue& value, const c10::TypePtr& type,
+                                    const std::string& where, int depth) {
+    auto mismatch = [&](const std::string& detail = std::string()) -> Error {
+        return inputError(where + " is " + value.type()->annotation_str() + ", not " +
+                          type->annotation_str() + detail);
+    };
+    if (depth > kMaxValueDepth) {
+        return inputError(where + " is nested too deeply");
+    }
+    switch (type->kind()) {
+    case c10::TypeKind::AnyType:
+        return value;
+    case c10::TypeKind::OptionalType:
+        if (value.isNone()) {
+            return value;
+        }
+        return conformToType(value, type->expectRef<c10::OptionalType>().getElementType(), where,
+                             depth + 1);
+    case c10::TypeKind::FloatType:
+        if (value.isInt()) {
+            return c10::IValue(static_cast<double>(value.toInt()));
+        }
+        break;
+    case c10::TypeKind::ListType: {
+        if (!value.isList()) {
+            break;
+        }
+        const auto element = type->expectRef<c10::ListType>().getElementType();
+        c10::impl::GenericList list(element);
+        const auto items = value.toListRef();
+        list.reserve(items.size());
+        for (size_t i = 0; i < items.size(); ++i) {
+            auto e =
+                conformToType(items[i], element, where + "[" + std::to_string(i) + "]", depth + 1);
+            if (!e) {
+                return e.error();
+            }
+            list.push_back(std::move(e).value());
+        }
+        return c10::IValue(list);
+    }
+    case c10::TypeKind::TupleType: {
+        if (!value.isTuple()) {
+            break;
+        }
+        const auto& tupleType = type->expectRef<c10::TupleType>();
+        const auto& items = value.toTupleRef().elements();
+        if (items.size() != tupleType.elements().size()) {
+            return mismatch(" (" + std::to_string(items.size()) + " element" +
+                            (items.size() == 1 ? "" : "s") + ", it takes " +
+                            std::to_string(tupleType.elements().size()) + ")");
+        }
+        std::vector<c10::IValue> elements;
+        for (size_t i = 0; i < items.size(); ++i) {
+            auto e = conformToType(items[i], tupleType.elements()[i],
+                                   where + "[" + std::to_string(i) + "]", depth + 1);
+            if (!e) {
+                return e.error();
+            }
+            elements.push_back(std::move(e).value());
+        }
+        if (tupleType.schema()) { // a NamedTuple keeps its type
+            return c10::IValue(c10::ivalue::Tuple::createNamed(std::move(elements),
+                                                               type->expect<c10::TupleType>()));
+        }
+        return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+    }
+    case c10::TypeKind::DictType: {
+        if (!value.isGenericDict()) {
+            break;
+        }
+        const auto& dictType = type->expectRef<c10::DictType>();
+        c10::impl::GenericDict dict(dictType.getKeyType(), dictType.getValueType());
+        for (const auto& entry : value.toGenericDict()) {
+            const std::string at = where + "[" + previewValue(entry.key(), 40) + "]";
+            auto key =
+                conformToType(entry.key(), dictType.getKeyType(), "a key of " + where, depth + 1);
+            if (!key) {
+                return key.error();
+            }
+            auto v = conformToType(entry.value(), dictType.getValueType(), at, depth + 1);
+            if (!v) {
+                return v.error();
+            }
+            dict.insert_or_assign(std::move(key).value(), std::move(v).value());
+        }
+        return c10::IValue(dict);
+    }
+    default:
+        break;
+    }
+    if (value.type()->isSubtypeOf(*type)) {
+        return value;
+    }
+    return mismatch();
 }
 
 Expected<c10::IValue> buildInput(const InputSpec& spec) {
@@ -251,6 +557,37 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
             return c10::IValue(c10::List<int64_t>(spec.intList));
         case InputSpec::Kind::FloatList:
             return c10::IValue(c10::List<double>(spec.floatList));
+        case InputSpec::Kind::List:
+        case InputSpec::Kind::Tuple:
+        case InputSpec::Kind::Dict: {
+            std::vector<c10::IValue> elements;
+            for (size_t i = 0; i < spec.elements.size(); ++i) {
+                auto element = buildInput(spec.elements[i]);
+                if (!element) {
+                    Error e = element.error();
+                    e.message = (spec.kind == InputSpec::Kind::Dict && i < spec.keys.size()
+                                     ? "entry '" + spec.keys[i] + "'"
+                                     : "element " + std::to_string(i)) +
+                                ": " + e.message;
+                    return e;
+                }
+                elements.push_back(std::move(element).value());
+            }
+            if (spec.kind == InputSpec::Kind::Tuple) {
+                return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+            }
+            if (spec.kind == InputSpec::Kind::List) {
+                return makeList(elements);
+            }
+            if (spec.keys.size() != elements.size()) {
+                return inputError("a dict needs one key per value");
+            }
+            c10::impl::GenericDict dict(c10::StringType::get(), commonType(elements));
+            for (size_t i = 0; i < elements.size(); ++i) {
+                dict.insert_or_assign(spec.keys[i], elements[i]);
+            }
+            return c10::IValue(dict);
+        }
         }
     } catch (const std::exception& error) {
         return errorFromException(error, ErrorKind::Input);
@@ -330,22 +667,27 @@ OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_
     return out;
 }
 
-c10::IValue toCpu(const c10::IValue& value) {
+c10::IValue toDevice(const c10::IValue& value, const c10::Device& device) {
     if (value.isTensor()) {
-        return value.toTensor().to(torch::kCPU);
+        return value.toTensor().to(device);
     }
     if (value.isTuple()) {
         std::vector<c10::IValue> elements;
         for (const auto& e : value.toTupleRef().elements()) {
-            elements.push_back(toCpu(e));
+            elements.push_back(toDevice(e, device));
+        }
+        const auto type = value.type()->cast<c10::TupleType>();
+        if (type && type->schema()) {
+            return c10::ivalue::Tuple::createNamed(std::move(elements), type);
         }
         return c10::ivalue::Tuple::create(std::move(elements));
     }
     if (value.isList()) {
         auto list = value.toList();
         c10::impl::GenericList copy(list.elementType());
+        copy.reserve(list.size());
         for (const auto& e : list) {
-            copy.push_back(toCpu(e));
+            copy.push_back(toDevice(e, device));
         }
         return copy;
     }
@@ -353,11 +695,15 @@ c10::IValue toCpu(const c10::IValue& value) {
         auto dict = value.toGenericDict();
         c10::impl::GenericDict copy(dict.keyType(), dict.valueType());
         for (const auto& entry : dict) {
-            copy.insert(entry.key(), toCpu(entry.value()));
+            copy.insert(entry.key(), toDevice(entry.value(), device));
         }
         return copy;
     }
     return value;
+}
+
+c10::IValue toCpu(const c10::IValue& value) {
+    return toDevice(value, c10::Device(c10::kCPU));
 }
 
 std::string previewValue(const c10::IValue& value, size_t maxLength) {

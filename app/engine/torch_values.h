@@ -17,11 +17,21 @@ Expected<c10::ScalarType> dtypeFromName(const std::string& name);
 
 // Builds one argument. Images are read with OpenCV; files with torch::pickle_load.
 Expected<c10::IValue> buildInput(const InputSpec& spec);
-// Reads a torch.save file (zip format) into a value.
+// Reads a torch.save file (zip format) into a value, with the project's own pickle reader (see
+// pickle_value.h). Lists and dicts get their elements' common type (Any when none).
 Expected<c10::IValue> loadValueFile(const std::string& path);
+constexpr uint64_t kMaxValuePickleBytes = 256u << 20;
+
+// The value as the type wants it: lists, tuples and dicts rebuilt with the type's element types
+// (a List[Any] read from a file becomes the List[Tensor] an argument takes), ints widened to
+// float. On a mismatch the error names the place: "images[1] is int, not Tensor".
+Expected<c10::IValue> conformToType(const c10::IValue& value, const c10::TypePtr& type,
+                                    const std::string& where, int depth = 0);
 
 OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_t valuesLimit = 0);
-// Moves every tensor in a value to the CPU, for saving.
+// Moves every tensor in a value (through lists, tuples and dicts) to a device: inputs to the run's
+// device, outputs to the CPU for saving.
+c10::IValue toDevice(const c10::IValue& value, const c10::Device& device);
 c10::IValue toCpu(const c10::IValue& value);
 
 // A short, single-line preview of a value, Python-like.

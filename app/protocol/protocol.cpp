@@ -92,6 +92,16 @@ QCborMap toCbor(const TensorInfo& t) {
     put(m, "device", text(t.device));
     put(m, "bytes", qint64(t.bytes));
     put(m, "grad", t.requiresGrad);
+    if (t.packed || !t.qscheme.empty()) {
+        put(m, "packed", t.packed);
+        put(m, "packedIn", text(t.packedIn));
+        put(m, "qscheme", text(t.qscheme));
+        put(m, "scale", t.scale);
+        put(m, "zeroPoint", qint64(t.zeroPoint));
+        put(m, "scales", numbers(t.scales));
+        put(m, "zeroPoints", numbers(t.zeroPoints));
+        put(m, "axis", qint64(t.axis));
+    }
     return m;
 }
 
@@ -103,6 +113,16 @@ TensorInfo tensorInfoFromCbor(const QCborMap& m) {
     t.device = text(m, "device");
     t.bytes = static_cast<uint64_t>(integer(m, "bytes"));
     t.requiresGrad = boolean(m, "grad");
+    if (m.contains(QStringLiteral("packed"))) {
+        t.packed = boolean(m, "packed");
+        t.packedIn = text(m, "packedIn");
+        t.qscheme = text(m, "qscheme");
+        t.scale = real(m, "scale");
+        t.zeroPoint = integer(m, "zeroPoint");
+        t.scales = doubles(array(m, "scales"));
+        t.zeroPoints = int64s(array(m, "zeroPoints"));
+        t.axis = integer(m, "axis");
+    }
     return t;
 }
 
@@ -202,10 +222,21 @@ QCborMap toCbor(const InputSpec& spec) {
     put(m, "ints", numbers(spec.intList));
     put(m, "floats", numbers(spec.floatList));
     put(m, "seed", qint64(spec.seed));
+    if (!spec.elements.empty()) {
+        QCborArray elements;
+        for (const auto& element : spec.elements) {
+            elements.append(toCbor(element));
+        }
+        put(m, "elements", elements);
+        put(m, "keys", strings(spec.keys));
+    }
     return m;
 }
 
-InputSpec inputSpecFromCbor(const QCborMap& m) {
+// Containers nest; a hostile message cannot recurse without bound.
+constexpr int kMaxSpecDepth = 32;
+
+InputSpec inputSpecFromCbor(const QCborMap& m, int depth = 0) {
     InputSpec spec;
     spec.kind = static_cast<InputSpec::Kind>(integer(m, "kind"));
     spec.shape = int64s(array(m, "shape"));
@@ -231,6 +262,12 @@ InputSpec inputSpecFromCbor(const QCborMap& m) {
     spec.intList = int64s(array(m, "ints"));
     spec.floatList = doubles(array(m, "floats"));
     spec.seed = static_cast<uint64_t>(integer(m, "seed"));
+    if (depth < kMaxSpecDepth) {
+        for (const auto& v : array(m, "elements")) {
+            spec.elements.push_back(inputSpecFromCbor(v.toMap(), depth + 1));
+        }
+        spec.keys = strings(array(m, "keys"));
+    }
     return spec;
 }
 
