@@ -12,6 +12,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <cmath>
+
 using scriptscope::test::fixture;
 using scriptscope::test::readText;
 
@@ -84,6 +86,18 @@ private Q_SLOTS:
         QTest::newRow("bad input spec")
             << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
                            QStringLiteral("banana")};
+        QTest::newRow("bad container spec: unbalanced [")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
+                           QStringLiteral("list:[ones:2;ones:3")};
+        QTest::newRow("bad container spec: dict entry without a key")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
+                           QStringLiteral("dict:ones:2")};
+        QTest::newRow("bad container spec: empty element")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
+                           QStringLiteral("tuple:ones:2;;ones:3")};
+        QTest::newRow("bad container spec: bad element")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--input"),
+                           QStringLiteral("list:ones:2;banana")};
         QTest::newRow("bad iterations")
             << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--iters"),
                            QStringLiteral("0")};
@@ -337,6 +351,136 @@ private Q_SLOTS:
              saved, fx("compute.outputs.pt")});
         QCOMPARE(check.exitCode, 0);
         QCOMPARE(check.out, std::string("(8, 5) True\n"));
+    }
+
+    void detectorRunSavesOutputsPythonReads() {
+        // A scripted torchvision SSDlite on two images given as a list: what --save-outputs wrote
+        // equals what the same archive returned in Python, box for box.
+        QTemporaryDir dir;
+        const QString saved = dir.path() + QStringLiteral("/detections.pt");
+        const QString spec = QStringLiteral("list:image:") + fx("det_a.png") +
+                             QStringLiteral(",batch=0;image:") + fx("det_b.png") +
+                             QStringLiteral(",batch=0");
+        const QString library =
+            QString::fromStdString(readText(fixture("torchvision_library.txt")));
+        const auto r = cli({QStringLiteral("run"), fx("ssdlite.pt"), QStringLiteral("--op-library"),
+                            library, QStringLiteral("--input"), spec, QStringLiteral("--warmup"),
+                            QStringLiteral("0"), QStringLiteral("--iters"), QStringLiteral("1"),
+                            QStringLiteral("--save-outputs"), saved});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto check = runProgram(
+            QStringLiteral(SCRIPTSCOPE_PYTHON),
+            {QStringLiteral("-c"),
+             QStringLiteral(
+                 "import sys, torch\n"
+                 "a = torch.load(sys.argv[1]); b = torch.load(sys.argv[2])\n"
+                 "ok = isinstance(a, tuple) and len(a) == 2 and a[0] == b[0] and "
+                 "len(a[1]) == len(b[1])\n"
+                 "for x, y in zip(a[1], b[1]):\n"
+                 "    ok = ok and sorted(x) == sorted(y) and all(x[k].dtype == y[k].dtype and "
+                 "x[k].shape == y[k].shape and torch.allclose(x[k].double(), y[k].double(), "
+                 "rtol=0, atol=1e-5) for k in y)\n"
+                 "print(len(a[1]), sorted(a[1][0]), [int(d['boxes'].shape[0]) > 0 for d in a[1]], "
+                 "ok)\n"),
+             saved, fx("ssdlite.outputs.pt")});
+        QVERIFY2(check.exitCode == 0, check.err.c_str());
+        QCOMPARE(check.out, std::string("2 ['boxes', 'labels', 'scores'] [True, True] True\n"));
+    }
+
+    void treeJsonListsPackedWeights_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("quantized_mobilenet") << QStringLiteral("quantized_mobilenet");
+        QTest::newRow("dynamic_quantized") << QStringLiteral("dynamic_quantized");
+    }
+
+    void treeJsonListsPackedWeights() {
+        QFETCH(QString, name);
+        const std::string base = name.toStdString();
+        const auto r = cli({QStringLiteral("tree"), QString::fromStdString(fixture(base + ".pt")),
+                            QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto modules = nlohmann::json::parse(r.out)["modules"];
+        const auto entries = nlohmann::json::parse(readText(fixture(base + ".packed.json")));
+        QVERIFY(entries.is_array() && !entries.empty());
+        auto close = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+        for (const auto& entry : entries) {
+            const std::string where =
+                entry["module"].get<std::string>() + " " + entry["name"].get<std::string>();
+            const nlohmann::json* found = nullptr;
+            for (const auto& module : modules) {
+                if (module["path"] != entry["module"]) {
+                    continue;
+                }
+                for (const auto& p : module["parameters"]) {
+                    if (p["name"] == entry["name"] &&
+                        p.value("packed_in", "") == entry["attribute"]) {
+                        found = &p;
+                    }
+                }
+            }
+            QVERIFY2(found, ("no packed parameter " + where).c_str());
+            const auto& p = *found;
+            QVERIFY2(p.value("packed", false), (where + ": " + p.dump()).c_str());
+            QVERIFY2(p["shape"] == entry["shape"], (where + ": " + p.dump()).c_str());
+            QVERIFY2(p["dtype"] == entry["dtype"], (where + ": " + p.dump()).c_str());
+            if (!entry.contains("qscheme")) { // a float bias
+                QVERIFY2(!p.contains("qscheme"), (where + ": " + p.dump()).c_str());
+                continue;
+            }
+            QVERIFY2(p["qscheme"] == entry["qscheme"], (where + ": " + p.dump()).c_str());
+            if (entry["qscheme"] == "per_tensor_affine") {
+                QVERIFY2(close(p["scale"].get<double>(), entry["scale"].get<double>()),
+                         (where + ": " + p.dump()).c_str());
+                QVERIFY2(p["zero_point"] == entry["zero_point"], (where + ": " + p.dump()).c_str());
+                QVERIFY(!p.contains("scales") && !p.contains("axis"));
+            } else {
+                const auto got = p["scales"].get<std::vector<double>>();
+                const auto want = entry["scales"].get<std::vector<double>>();
+                QCOMPARE(got.size(), want.size());
+                for (size_t i = 0; i < want.size(); ++i) {
+                    QVERIFY2(close(got[i], want[i]),
+                             (where + ": scale " + std::to_string(i)).c_str());
+                }
+                QVERIFY2(p["zero_points"] == entry["zero_points"], where.c_str());
+                QVERIFY2(p["axis"] == entry["axis"], where.c_str());
+                QVERIFY(!p.contains("scale"));
+            }
+        }
+        size_t packed = 0;
+        for (const auto& module : modules) {
+            for (const auto& p : module["parameters"]) {
+                packed += p.value("packed", false) ? 1 : 0;
+            }
+        }
+        QCOMPARE(packed, entries.size());
+    }
+
+    void infoDescribesSavedValues_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("summaryPart");
+        QTest::newRow("list of one tensor")
+            << QStringLiteral("value_list1.pt")
+            << QStringLiteral("a torch.save file holding a list of 1 tensor");
+        QTest::newRow("the detector's inputs")
+            << QStringLiteral("ssdlite.inputs.pt") << QStringLiteral("list of 2 tensors");
+        QTest::newRow("a tensor") << QStringLiteral("value_t_int64.pt")
+                                  << QStringLiteral("a tensor int64[3, 2] saved with torch.save");
+        QTest::newRow("nested dict")
+            << QStringLiteral("value_nested_dict.pt")
+            << QStringLiteral("dict of 2 ('images': list of 2 tensors, 'meta': dict of 1");
+        QTest::newRow("empty list")
+            << QStringLiteral("value_empty_list.pt") << QStringLiteral("empty list");
+    }
+
+    void infoDescribesSavedValues() {
+        QFETCH(QString, file);
+        QFETCH(QString, summaryPart);
+        const auto r =
+            cli({QStringLiteral("info"), QString::fromStdString(fixture(file.toStdString()))});
+        // Described on stdout; the status is 1 as for every file that is not a model to open.
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.out.find(summaryPart.toStdString()) != std::string::npos, r.out.c_str());
+        QVERIFY2(r.out.find("usable as an input") != std::string::npos, r.out.c_str());
     }
 
     void savedOnCudaLoadsOnTheCpuWithANote() {

@@ -48,6 +48,18 @@ private Q_SLOTS:
         row("version_text.pt", FileKind::TorchScript, "not a number");
         row("version_overflow.pt", FileKind::TorchScript, "not a number");
         row("missing_op.pt", FileKind::TorchScript, "(1 not registered)");
+        // make_real_models.py: a detector that needs torchvision::nms, quantized models, values.
+        row("ssdlite.pt", FileKind::TorchScript, "(1 not registered)");
+        row("quantized_mobilenet.pt", FileKind::TorchScript, "TorchScript archive");
+        row("dynamic_quantized.pt", FileKind::TorchScript, "TorchScript archive");
+        row("value_list1.pt", FileKind::TorchSaveZip,
+            "a torch.save file holding a list of 1 tensor");
+        row("ssdlite.inputs.pt", FileKind::TorchSaveZip, "holding a list of 2 tensors");
+        row("value_t_int64.pt", FileKind::TorchSaveZip,
+            "a tensor int64[3, 2] saved with torch.save");
+        row("value_tuple.pt", FileKind::TorchSaveZip,
+            "holding a tuple of (tensor float32[2, 3], int 3)");
+        row("value_nested_dict.pt", FileKind::TorchSaveZip, "usable as an input");
     }
 
     void recognizesKinds() {

@@ -2,6 +2,7 @@
 // malformed message is refused, and frames survive arriving in pieces.
 #include "test_support.h"
 
+#include <input_spec.h>
 #include <protocol.h>
 
 #include <QCborValue>
@@ -10,6 +11,18 @@ using namespace scriptscope;
 using namespace scriptscope::protocol;
 
 namespace {
+
+TensorInfo plainTensor(const std::string& name, const std::vector<int64_t>& shape,
+                       const std::string& dtype, uint64_t bytes, bool requiresGrad) {
+    TensorInfo t;
+    t.name = name;
+    t.shape = shape;
+    t.dtype = dtype;
+    t.device = "cpu";
+    t.bytes = bytes;
+    t.requiresGrad = requiresGrad;
+    return t;
+}
 
 ModelInfo sampleModel() {
     ModelInfo info;
@@ -28,8 +41,8 @@ ModelInfo sampleModel() {
     ModuleInfo root;
     root.path = "";
     root.type = "__torch__.Net";
-    root.parameters = {{"weight", {8, 3, 3, 3}, "float32", "cpu", 864, true}};
-    root.buffers = {{"steps", {}, "int64", "cpu", 8, false}};
+    root.parameters = {plainTensor("weight", {8, 3, 3, 3}, "float32", 864, true)};
+    root.buffers = {plainTensor("steps", {}, "int64", 8, false)};
     root.attributes = {{"scale", "float", "0.5"}};
     root.methods = {{"forward", "forward(__torch__.Net self, Tensor x) -> Tensor",
                      "def forward(self, x):\n  return x\n",
@@ -57,6 +70,37 @@ ModelInfo sampleModel() {
 bool same(const TensorInfo& a, const TensorInfo& b) {
     return a.name == b.name && a.shape == b.shape && a.dtype == b.dtype && a.device == b.device &&
            a.bytes == b.bytes && a.requiresGrad == b.requiresGrad;
+}
+
+bool samePacking(const TensorInfo& a, const TensorInfo& b) {
+    return same(a, b) && a.packed == b.packed && a.packedIn == b.packedIn &&
+           a.qscheme == b.qscheme && a.scale == b.scale && a.zeroPoint == b.zeroPoint &&
+           a.scales == b.scales && a.zeroPoints == b.zeroPoints && a.axis == b.axis;
+}
+
+// Every field of two specs, through their elements; why says where they differ.
+bool sameSpec(const InputSpec& a, const InputSpec& b, const std::string& where, std::string& why) {
+    const auto& p = a.image;
+    const auto& q = b.image;
+    const bool fields =
+        a.kind == b.kind && a.shape == b.shape && a.dtype == b.dtype && a.path == b.path &&
+        a.node == b.node && a.intValue == b.intValue && a.floatValue == b.floatValue &&
+        a.boolValue == b.boolValue && a.stringValue == b.stringValue && a.intList == b.intList &&
+        a.floatList == b.floatList && a.seed == b.seed && a.keys == b.keys && p.width == q.width &&
+        p.height == q.height && p.rgb == q.rgb && p.channelsFirst == q.channelsFirst &&
+        p.batch == q.batch && p.dtype == q.dtype && p.scale == q.scale && p.mean == q.mean &&
+        p.stddev == q.stddev && p.grayscale == q.grayscale &&
+        a.elements.size() == b.elements.size();
+    if (!fields) {
+        why = where + ": " + a.describe() + " came back as " + b.describe();
+        return false;
+    }
+    for (size_t i = 0; i < a.elements.size(); ++i) {
+        if (!sameSpec(a.elements[i], b.elements[i], where + "[" + std::to_string(i) + "]", why)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 Message roundTrip(const Message& m) {
@@ -180,6 +224,89 @@ private Q_SLOTS:
         QCOMPARE(r.output.children[0].shape, tensor.shape);
         QCOMPARE(r.output.children[0].nanCount, int64_t(2));
         QCOMPARE(r.output.children[0].preview, tensor.preview);
+    }
+
+    void nestedInputSpecRoundTrips() {
+        // A list of a dict of a tuple, with images that carry their own options, an empty list and
+        // a key that is not ASCII.
+        const auto parsed = parseInputSpec(
+            "list:[dict:img=image:/data/ä b.png,batch=0,size=32x24,mean=0.5/0.4/0.3,std=0.2/0.2/"
+            "0.2;pair=[tuple:image:b.png,preset=imagenet,order=bgr,layout=hwc;ints:1,-2];größe=["
+            "list:]];[tuple:random:2x3:float64:7;floats:0.5,1.5;str:a b;true;none;3;2.5]");
+        QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message.c_str());
+        const InputSpec& spec = parsed.value();
+        QCOMPARE(spec.elements.at(0).keys, (std::vector<std::string>{"img", "pair", "größe"}));
+        QCOMPARE(spec.elements.at(0).elements.at(1).kind, InputSpec::Kind::Tuple);
+        RunRequest request;
+        request.inputs = {spec, parseInputSpec("dict:").value(), parseInputSpec("ones:2").value()};
+        const RunRequest back =
+            runRequestFromCbor(roundTrip(make(MessageType::Run, 9, toCbor(request))).body);
+        QCOMPARE(back.inputs.size(), size_t(3));
+        std::string why;
+        for (size_t i = 0; i < request.inputs.size(); ++i) {
+            QVERIFY2(sameSpec(request.inputs[i], back.inputs[i], "input " + std::to_string(i), why),
+                     why.c_str());
+        }
+        QCOMPARE(back.inputs[0].describe(), spec.describe());
+        QCOMPARE(back.inputs[1].kind, InputSpec::Kind::Dict);
+    }
+
+    void packedTensorInfoRoundTrips() {
+        ModelInfo info = sampleModel();
+        TensorInfo perChannel;
+        perChannel.name = "weight";
+        perChannel.shape = {3, 8, 3, 3};
+        perChannel.dtype = "qint8";
+        perChannel.device = "cpu";
+        perChannel.bytes = 216;
+        perChannel.packed = true;
+        perChannel.packedIn = "_packed_params";
+        perChannel.qscheme = "per_channel_affine";
+        perChannel.scales = {0.0013593446929007769, 0.25, 1e-7};
+        perChannel.zeroPoints = {0, 1, -2};
+        perChannel.axis = 0;
+        TensorInfo perTensor = perChannel;
+        perTensor.name = "weight_ih";
+        perTensor.shape = {48, 8};
+        perTensor.packedIn = "param";
+        perTensor.qscheme = "per_tensor_affine";
+        perTensor.scale = 0.002240503905341029;
+        perTensor.zeroPoint = 3;
+        perTensor.scales.clear();
+        perTensor.zeroPoints.clear();
+        perTensor.axis = -1;
+        TensorInfo bias;
+        bias.name = "bias";
+        bias.shape = {3};
+        bias.dtype = "float32";
+        bias.device = "cpu";
+        bias.bytes = 12;
+        bias.packed = true;
+        bias.packedIn = "_packed_params";
+        ModuleInfo conv;
+        conv.path = "features.0.0";
+        conv.name = "0";
+        conv.type = "__torch__.torch.ao.nn.intrinsic.quantized.modules.conv_relu.ConvReLU2d";
+        conv.parameters = {perChannel, bias, perTensor};
+        conv.parameterCount = 216 + 3 + 384;
+        info.modules.push_back(conv);
+        const ModelInfo back =
+            modelInfoFromCbor(roundTrip(make(MessageType::ModelInfo, 2, toCbor(info))).body);
+        QCOMPARE(back.modules.size(), size_t(3));
+        const ModuleInfo& m = back.modules[2];
+        QCOMPARE(m.path, conv.path);
+        QCOMPARE(m.parameterCount, conv.parameterCount);
+        QCOMPARE(m.parameters.size(), size_t(3));
+        for (size_t i = 0; i < 3; ++i) {
+            QVERIFY2(samePacking(m.parameters[i], conv.parameters[i]),
+                     conv.parameters[i].name.c_str());
+        }
+        // A plain parameter stays plain.
+        const TensorInfo& plain = back.modules[0].parameters[0];
+        QVERIFY(samePacking(plain, info.modules[0].parameters[0]));
+        QCOMPARE(plain.packed, false);
+        QVERIFY(plain.qscheme.empty());
+        QCOMPARE(plain.axis, int64_t(-1));
     }
 
     void errorRoundTrips() {

@@ -5,15 +5,21 @@
 #include <engine.h>
 #include <input_spec.h>
 #include <stats.h>
+#include <torch_values.h> // detail::loadValueFile: strides and offsets, which OutputValue omits
 
+#include <nlohmann/json.hpp>
+
+#include <QDir>
 #include <QTemporaryDir>
 
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
@@ -27,8 +33,9 @@ c10::IValue loadValue(const std::string& path) {
     return torch::jit::pickle_load(bytes);
 }
 
-// Compares two values of any structure; tensors with a float tolerance.
-bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why) {
+// Compares two values of any structure; tensors with a float tolerance (relative 1e-5, absolute
+// atol).
+bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why, double atol = 1e-6) {
     if (a.isTensor() && b.isTensor()) {
         const auto& x = a.toTensor();
         const auto& y = b.toTensor();
@@ -36,7 +43,7 @@ bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why) {
             why = "tensor shape or dtype differs";
             return false;
         }
-        if (!torch::allclose(x.to(torch::kFloat64), y.to(torch::kFloat64), 1e-5, 1e-6)) {
+        if (!torch::allclose(x.to(torch::kFloat64), y.to(torch::kFloat64), 1e-5, atol)) {
             why = "tensor values differ by " + std::to_string((x - y).abs().max().item<double>());
             return false;
         }
@@ -50,7 +57,7 @@ bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why) {
             return false;
         }
         for (size_t i = 0; i < ea.size(); ++i) {
-            if (!sameValue(ea[i], eb[i], why)) {
+            if (!sameValue(ea[i], eb[i], why, atol)) {
                 return false;
             }
         }
@@ -64,7 +71,8 @@ bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why) {
             return false;
         }
         for (const auto& entry : da) {
-            if (!db.contains(entry.key()) || !sameValue(entry.value(), db.at(entry.key()), why)) {
+            if (!db.contains(entry.key()) ||
+                !sameValue(entry.value(), db.at(entry.key()), why, atol)) {
                 why = "dict entry differs: " + why;
                 return false;
             }
@@ -78,6 +86,242 @@ bool sameValue(const c10::IValue& a, const c10::IValue& b, std::string& why) {
     return false;
 }
 
+nlohmann::ordered_json readJson(const std::string& path) {
+    return nlohmann::ordered_json::parse(scriptscope::test::readText(path));
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        text += (i ? ", " : "") + std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
+// A value read from a torch.save file against its description in values.expected.json (what
+// make_real_models.py's describe() wrote from Python's own view of it).
+bool matchesDescription(const c10::IValue& v, const nlohmann::ordered_json& d,
+                        const std::string& where, std::string& why) {
+    const std::string type = d.at("type").get<std::string>();
+    auto fail = [&](const std::string& what) {
+        why = where + ": " + what;
+        return false;
+    };
+    if (type == "tensor") {
+        if (!v.isTensor()) {
+            return fail("not a tensor but " + v.tagKind());
+        }
+        const auto& t = v.toTensor();
+        const auto shape = d.at("shape").get<std::vector<int64_t>>();
+        if (t.sizes().vec() != shape) {
+            return fail("shape " + shapeText(t.sizes().vec()) + ", not " + shapeText(shape));
+        }
+        if (scriptscope::detail::dtypeName(t.scalar_type()) != d.at("dtype").get<std::string>()) {
+            return fail("dtype " + scriptscope::detail::dtypeName(t.scalar_type()));
+        }
+        if (t.strides().vec() != d.at("strides").get<std::vector<int64_t>>()) {
+            return fail("strides " + shapeText(t.strides().vec()));
+        }
+        if (t.storage_offset() != d.at("storage_offset").get<int64_t>()) {
+            return fail("storage offset " + std::to_string(t.storage_offset()));
+        }
+        const auto storageNumel = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+        if (storageNumel != d.at("storage_numel").get<int64_t>()) {
+            return fail("storage of " + std::to_string(storageNumel) + " elements");
+        }
+        if (t.is_contiguous() != d.at("contiguous").get<bool>()) {
+            return fail("contiguity differs");
+        }
+        const auto values = t.to(torch::kFloat64).contiguous().reshape({-1});
+        const auto want = d.at("values").get<std::vector<double>>();
+        if (values.numel() != static_cast<int64_t>(want.size())) {
+            return fail("number of values differs");
+        }
+        for (size_t i = 0; i < want.size(); ++i) {
+            // Every fixture value is exact in its dtype.
+            if (values[static_cast<int64_t>(i)].item<double>() != want[i]) {
+                return fail("value " + std::to_string(i) + " differs");
+            }
+        }
+        return true;
+    }
+    if (type == "bool") {
+        return v.isBool() && v.toBool() == d.at("value").get<bool>() ? true : fail("not that bool");
+    }
+    if (type == "int") {
+        return v.isInt() && v.toInt() == d.at("value").get<int64_t>() ? true : fail("not that int");
+    }
+    if (type == "float") {
+        return v.isDouble() && v.toDouble() == d.at("value").get<double>() ? true
+                                                                           : fail("not that float");
+    }
+    if (type == "str") {
+        return v.isString() && v.toStringRef() == d.at("value").get<std::string>()
+                   ? true
+                   : fail("not that str");
+    }
+    if (type == "none") {
+        return v.isNone() ? true : fail("not None");
+    }
+    if (type == "list" || type == "tuple") {
+        if (type == "list" ? !v.isList() : !v.isTuple()) {
+            return fail("not a " + type + " but " + v.tagKind());
+        }
+        const auto items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+        const auto& want = d.at("items");
+        if (items.size() != want.size()) {
+            return fail(std::to_string(items.size()) + " items, not " +
+                        std::to_string(want.size()));
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!matchesDescription(items[i], want[i], where + "[" + std::to_string(i) + "]",
+                                    why)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (type == "dict") {
+        if (!v.isGenericDict()) {
+            return fail("not a dict but " + v.tagKind());
+        }
+        const auto dict = v.toGenericDict();
+        const auto& want = d.at("entries");
+        if (dict.size() != want.size()) {
+            return fail(std::to_string(dict.size()) + " entries");
+        }
+        auto expected = want.begin(); // in Python's insertion order
+        for (const auto& entry : dict) {
+            if (!entry.key().isString() || entry.key().toStringRef() != expected.key()) {
+                return fail("keys differ or are out of order at '" + expected.key() + "'");
+            }
+            if (!matchesDescription(entry.value(), expected.value(),
+                                    where + "['" + expected.key() + "']", why)) {
+                return false;
+            }
+            ++expected;
+        }
+        return true;
+    }
+    return fail("unknown type " + type);
+}
+
+// The same description against what a run returned (the public OutputValue).
+bool outputMatchesDescription(const OutputValue& o, const nlohmann::ordered_json& d,
+                              const std::string& where, std::string& why) {
+    const std::string type = d.at("type").get<std::string>();
+    auto fail = [&](const std::string& what) {
+        why = where + ": " + what + " (got " + o.text + ")";
+        return false;
+    };
+    if (type == "tensor") {
+        if (o.kind != OutputValue::Kind::Tensor) {
+            return fail("not a tensor");
+        }
+        if (o.shape != d.at("shape").get<std::vector<int64_t>>() ||
+            o.dtype != d.at("dtype").get<std::string>()) {
+            return fail("shape or dtype differs");
+        }
+        std::vector<float> want;
+        for (const double x : d.at("values").get<std::vector<double>>()) {
+            want.push_back(static_cast<float>(x));
+        }
+        return o.values == want ? true : fail("values differ");
+    }
+    if (type == "bool") {
+        return o.kind == OutputValue::Kind::Bool &&
+                       o.text == (d.at("value").get<bool>() ? "True" : "False")
+                   ? true
+                   : fail("not that bool");
+    }
+    if (type == "int") {
+        return o.kind == OutputValue::Kind::Int &&
+                       o.text == std::to_string(d.at("value").get<int64_t>())
+                   ? true
+                   : fail("not that int");
+    }
+    if (type == "float") {
+        return o.kind == OutputValue::Kind::Float &&
+                       std::stod(o.text) == d.at("value").get<double>()
+                   ? true
+                   : fail("not that float");
+    }
+    if (type == "str") {
+        return o.kind == OutputValue::Kind::String && o.text == d.at("value").get<std::string>()
+                   ? true
+                   : fail("not that str");
+    }
+    if (type == "none") {
+        return o.kind == OutputValue::Kind::None ? true : fail("not None");
+    }
+    if (type == "list" || type == "tuple" || type == "dict") {
+        const auto kind = type == "list"    ? OutputValue::Kind::List
+                          : type == "tuple" ? OutputValue::Kind::Tuple
+                                            : OutputValue::Kind::Dict;
+        const auto& want = d.at(type == "dict" ? "entries" : "items");
+        if (o.kind != kind || o.children.size() != want.size()) {
+            return fail("not a " + type + " of " + std::to_string(want.size()));
+        }
+        size_t i = 0;
+        for (auto e = want.begin(); e != want.end(); ++e, ++i) {
+            const std::string key = type == "dict" ? "'" + e.key() + "'" : std::to_string(i);
+            if (o.children[i].key != key) {
+                return fail("child " + std::to_string(i) + " is under " + o.children[i].key);
+            }
+            if (!outputMatchesDescription(o.children[i], e.value(), where + "[" + key + "]", why)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    return fail("unknown type " + type);
+}
+
+// A TorchScript module compiled here from source and saved, for argument types no fixture has.
+std::string inlineModel(const QTemporaryDir& dir, const std::string& name,
+                        const std::string& source) {
+    torch::jit::Module module("__torch__." + name);
+    module.define(source);
+    const std::string path = dir.path().toStdString() + "/" + name + ".pt";
+    module.save(path);
+    return path;
+}
+
+// Sources of the inline models, by name.
+const std::map<std::string, std::string>& inlineSources() {
+    static const std::map<std::string, std::string> sources{
+        {"identity", "def forward(self, x: Any) -> Any:\n    return x\n"},
+        {"pair", "def forward(self, pair: Tuple[Tensor, Tensor]) -> Tensor:\n"
+                 "    return pair[0] + pair[1]\n"},
+        {"scores", "def forward(self, scores: Dict[str, Tensor]) -> Tensor:\n"
+                   "    return scores['a'] - scores['b'] * 2\n"},
+        {"tensors", "def forward(self, xs: List[Tensor]) -> Tensor:\n"
+                    "    return torch.stack(xs).sum(0)\n"},
+        {"nested", "def forward(self, items: List[Dict[str, Tuple[Tensor, int]]]) -> Tensor:\n"
+                   "    total = torch.zeros(1)\n"
+                   "    for item in items:\n"
+                   "        for key in item.keys():\n"
+                   "            total = total + item[key][0].sum() * item[key][1]\n"
+                   "    return total\n"},
+    };
+    return sources;
+}
+
+// A fixture's path, or the path of an inline model ("inline:NAME") written into dir.
+std::string modelPath(const QString& model, const QTemporaryDir& dir) {
+    const std::string name = model.toStdString();
+    if (name.rfind("inline:", 0) == 0) {
+        const std::string inlineName = name.substr(7);
+        return inlineModel(dir, inlineName, inlineSources().at(inlineName));
+    }
+    return fixture(name + ".pt");
+}
+
+std::string detectorImages() {
+    return "list:image:" + fixture("det_a.png") + ",batch=0;image:" + fixture("det_b.png") +
+           ",batch=0";
+}
+
 } // namespace
 
 class TestRun : public QObject {
@@ -86,15 +330,20 @@ class TestRun : public QObject {
 private Q_SLOTS:
     void outputsMatchPython_data() {
         QTest::addColumn<QString>("name");
+        QTest::addColumn<double>("tolerance"); // absolute, besides a relative 1e-5
         for (const char* name :
              {"mycell_traced", "decision_gate", "mycell_scripted", "rnn_loop", "wrap_rnn",
-              "compute", "rectifier", "rich", "extra_files", "structured"}) {
-            QTest::newRow(name) << QString::fromLatin1(name);
+              "compute", "rectifier", "rich", "extra_files", "structured", "lstm"}) {
+            QTest::newRow(name) << QString::fromLatin1(name) << 1e-6;
         }
+        // Quantized kernels may round differently from the ones Python ran.
+        QTest::newRow("quantized_mobilenet") << QStringLiteral("quantized_mobilenet") << 1e-4;
+        QTest::newRow("dynamic_quantized") << QStringLiteral("dynamic_quantized") << 1e-4;
     }
 
     void outputsMatchPython() {
         QFETCH(QString, name);
+        QFETCH(double, tolerance);
         const std::string base = name.toStdString();
         QTemporaryDir dir;
         Session session;
@@ -109,8 +358,226 @@ private Q_SLOTS:
         QCOMPARE(result->samplesMs.size(), size_t(3));
         std::string why;
         QVERIFY2(sameValue(loadValue(request.saveOutputsPath),
-                           loadValue(fixture(base + ".outputs.pt")), why),
+                           loadValue(fixture(base + ".outputs.pt")), why, tolerance),
                  why.c_str());
+    }
+
+    void savedValuesReadBack_data() {
+        // One row per value_*.pt in the fixtures and per file values.expected.json describes: a
+        // file on one side only fails its row.
+        QTest::addColumn<QString>("file");
+        const auto described = readJson(fixture("values.expected.json"));
+        std::set<std::string> files;
+        for (auto it = described.begin(); it != described.end(); ++it) {
+            files.insert(it.key());
+        }
+        const QDir fixtures(QString::fromStdString(fixture("")));
+        for (const auto& file : fixtures.entryList({QStringLiteral("value_*.pt")}, QDir::Files)) {
+            files.insert(file.toStdString());
+        }
+        if (described.size() < 20) {
+            qFatal("values.expected.json describes only %zu values", described.size());
+        }
+        for (const auto& file : files) {
+            QTest::newRow(file.c_str()) << QString::fromStdString(file);
+        }
+    }
+
+    void savedValuesReadBack() {
+        QFETCH(QString, file);
+        const std::string name = file.toStdString();
+        const auto described = readJson(fixture("values.expected.json"));
+        QVERIFY2(described.contains(name), "not described in values.expected.json");
+        const auto& want = described[name];
+        QVERIFY2(QFile::exists(QString::fromStdString(fixture(name))), "missing fixture");
+        // As a run's argument: through an identity model taking Any, back as an OutputValue.
+        QTemporaryDir dir;
+        Session session;
+        QVERIFY(session.load(inlineModel(dir, "Identity", inlineSources().at("identity"))).ok());
+        RunRequest request;
+        request.inputs.push_back(parseInputSpec("file:" + fixture(name)).value());
+        request.warmup = 0;
+        request.iterations = 1;
+        request.valuesLimit = 1000;
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        std::string why;
+        QVERIFY2(outputMatchesDescription(result->output, want, "value", why), why.c_str());
+        // Directly: strides, storage offsets and storage sizes as Python saved them.
+        const auto value = scriptscope::detail::loadValueFile(fixture(name));
+        QVERIFY2(value.ok(), value.ok() ? "" : value.error().message.c_str());
+        QVERIFY2(matchesDescription(*value, want, "value", why), why.c_str());
+    }
+
+    void packedParametersMatchPython_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("static, per-channel conv and linear")
+            << QStringLiteral("quantized_mobilenet");
+        QTest::newRow("dynamic, linear and LSTM cells") << QStringLiteral("dynamic_quantized");
+    }
+
+    void packedParametersMatchPython() {
+        QFETCH(QString, name);
+        const std::string base = name.toStdString();
+        const auto entries = readJson(fixture(base + ".packed.json"));
+        QVERIFY(entries.is_array() && !entries.empty());
+        Session session;
+        LoadOptions options;
+        options.includeCode = false;
+        const auto info = session.load(fixture(base + ".pt"), options);
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
+
+        std::map<std::string, uint64_t> packedNumel; // by module path
+        uint64_t packedTotal = 0;
+        for (const auto& entry : entries) {
+            const std::string modulePath = entry["module"].get<std::string>();
+            const std::string tensorName = entry["name"].get<std::string>();
+            const std::string where =
+                modulePath + "." + entry["attribute"].get<std::string>() + " " + tensorName;
+            const ModuleInfo* module = info->findModule(modulePath);
+            QVERIFY2(module, ("no module " + modulePath).c_str());
+            const TensorInfo* found = nullptr;
+            for (const auto& t : module->parameters) {
+                if (t.packed && t.name == tensorName &&
+                    t.packedIn == entry["attribute"].get<std::string>()) {
+                    found = &t;
+                }
+            }
+            QVERIFY2(found, ("no packed parameter " + where).c_str());
+            const auto shape = entry["shape"].get<std::vector<int64_t>>();
+            QVERIFY2(found->shape == shape, (where + ": shape " + shapeText(found->shape)).c_str());
+            QCOMPARE(found->dtype, entry["dtype"].get<std::string>());
+            uint64_t numel = 1;
+            for (const auto d : shape) {
+                numel *= static_cast<uint64_t>(d);
+            }
+            QCOMPARE(found->bytes, numel * (found->dtype == "qint8" ? 1 : 4));
+            packedNumel[modulePath] += numel;
+            packedTotal += numel;
+
+            const auto stats = session.tensorStatistics(modulePath);
+            QVERIFY(stats.ok());
+            const OutputValue* stat = nullptr;
+            for (const auto& s : *stats) {
+                if (s.key == tensorName) {
+                    stat = &s;
+                }
+            }
+            QVERIFY2(stat, (where + ": no statistics").c_str());
+            QCOMPARE(stat->numel, static_cast<int64_t>(numel));
+            const double n = static_cast<double>(numel);
+
+            if (!entry.contains("qscheme")) { // a float bias
+                QVERIFY(found->qscheme.empty());
+                const double sum = entry["sum"].get<double>();
+                QVERIFY2(std::abs(stat->mean * n - sum) <= 1e-6 * (1 + std::abs(sum)),
+                         (where + ": sum " + std::to_string(stat->mean * n)).c_str());
+                for (const double v : entry["first"].get<std::vector<double>>()) {
+                    QVERIFY(v >= stat->min && v <= stat->max);
+                }
+                continue;
+            }
+            const std::string qscheme = entry["qscheme"].get<std::string>();
+            QCOMPARE(found->qscheme, qscheme);
+            auto close = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+            if (qscheme == "per_tensor_affine") {
+                const double scale = entry["scale"].get<double>();
+                const int64_t zeroPoint = entry["zero_point"].get<int64_t>();
+                QVERIFY2(close(found->scale, scale), (where + ": scale").c_str());
+                QCOMPARE(found->zeroPoint, zeroPoint);
+                QCOMPARE(found->axis, int64_t(-1));
+                QVERIFY(found->scales.empty() && found->zeroPoints.empty());
+                // The statistics are of the dequantized values: scale * (q - zero point).
+                const double sum =
+                    scale * (entry["int_sum"].get<double>() - static_cast<double>(zeroPoint) * n);
+                QVERIFY2(std::abs(stat->mean * n - sum) <= 1e-4 * (1 + std::abs(sum)),
+                         (where + ": dequantized sum " + std::to_string(stat->mean * n) + " vs " +
+                          std::to_string(sum))
+                             .c_str());
+            } else {
+                QCOMPARE(qscheme, std::string("per_channel_affine"));
+                const auto scales = entry["scales"].get<std::vector<double>>();
+                QCOMPARE(found->scales.size(), scales.size());
+                for (size_t i = 0; i < scales.size(); ++i) {
+                    QVERIFY2(close(found->scales[i], scales[i]),
+                             (where + ": scale " + std::to_string(i)).c_str());
+                }
+                QCOMPARE(found->zeroPoints, entry["zero_points"].get<std::vector<int64_t>>());
+                QCOMPARE(found->axis, entry["axis"].get<int64_t>());
+                QCOMPARE(static_cast<int64_t>(scales.size()), shape[size_t(found->axis)]);
+            }
+        }
+
+        // Nothing packed that Python does not list, and the totals count the packed weights.
+        size_t packedCount = 0;
+        uint64_t ownTotal = 0;
+        for (const auto& module : info->modules) {
+            uint64_t own = 0;
+            for (const auto& t : module.parameters) {
+                packedCount += t.packed ? 1 : 0;
+                uint64_t numel = 1;
+                for (const auto d : t.shape) {
+                    numel *= static_cast<uint64_t>(d);
+                }
+                own += numel;
+            }
+            QCOMPARE(module.parameterCount, own);
+            ownTotal += own;
+            if (packedNumel.count(module.path)) {
+                QVERIFY(module.parameterCount >= packedNumel[module.path]);
+                QVERIFY(module.parameterCount > 0);
+                QVERIFY(module.totalParameterCount >= module.parameterCount);
+            }
+        }
+        QCOMPARE(packedCount, entries.size());
+        QCOMPARE(info->parameterCount, ownTotal);
+        QVERIFY(info->parameterCount >= packedTotal);
+        QVERIFY(info->parameterCount > 0);
+        QCOMPARE(info->modules[0].totalParameterCount, info->parameterCount);
+    }
+
+    void structuredInputsReachTheModel_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QStringList>("inputs");
+        QTest::addColumn<QVector<double>>("preview");
+        QTest::newRow("tuple") << QStringLiteral("inline:pair")
+                               << QStringList{QStringLiteral("tuple:ones:2;ones:2")}
+                               << QVector<double>{2, 2};
+        QTest::newRow("dict") << QStringLiteral("inline:scores")
+                              << QStringList{QStringLiteral("dict:b=ones:3;a=zeros:3")}
+                              << QVector<double>{-2, -2, -2};
+        QTest::newRow("list of an int tensor and a float one")
+            << QStringLiteral("inline:tensors")
+            << QStringList{QStringLiteral("list:ones:2:int64;ones:2")} << QVector<double>{2, 2};
+        QTest::newRow("list from a file")
+            << QStringLiteral("inline:tensors")
+            << QStringList{QString::fromStdString("file:" + fixture("value_list1.pt"))}
+            << QVector<double>{1, 2, 3, 4, 5, 6};
+        QTest::newRow("list of dict of tuple, nested with []")
+            << QStringLiteral("inline:nested")
+            << QStringList{QStringLiteral("list:[dict:a=[tuple:ones:2;3];b=[tuple:ones:1;2]];"
+                                          "[dict:c=[tuple:ones:4;1]]")}
+            << QVector<double>{12};
+    }
+
+    void structuredInputsReachTheModel() {
+        QFETCH(QString, model);
+        QFETCH(QStringList, inputs);
+        QFETCH(QVector<double>, preview);
+        QTemporaryDir dir;
+        Session session;
+        QVERIFY(session.load(modelPath(model, dir)).ok());
+        RunRequest request;
+        for (const auto& spec : inputs) {
+            const auto parsed = parseInputSpec(spec.toStdString());
+            QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message.c_str());
+            request.inputs.push_back(parsed.value());
+        }
+        request.warmup = 0;
+        request.iterations = 1;
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        QCOMPARE(result->output.preview, std::vector<double>(preview.begin(), preview.end()));
     }
 
     void structuredOutputTree() {
@@ -380,6 +847,20 @@ private Q_SLOTS:
         QCOMPARE(session.run(request).error().kind, ErrorKind::File);
     }
 
+    void imagenetPresetRuns() {
+        // The preset's size reaches the tensor: 1x3x224x224 from a 160x120 image.
+        Session session;
+        QVERIFY(session.load(fixture("decision_gate.pt")).ok());
+        RunRequest request;
+        request.inputs.push_back(
+            parseInputSpec("image:" + fixture("warp_source.png") + ",preset=imagenet").value());
+        request.warmup = 0;
+        request.iterations = 1;
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        QCOMPARE(result->output.shape, (std::vector<int64_t>{1, 3, 224, 224}));
+    }
+
     void matrixInput() {
         // The demo-style model: a 3x3 warp argument from a matrix file.
         Session session;
@@ -395,8 +876,8 @@ private Q_SLOTS:
     }
 
     void torchvisionOperatorsFromTheirLibrary() {
-        // Registers torchvision's operators in this process; keep this the last test using a
-        // Session.
+        // Registers torchvision's operators in this process; keep this and the detector's tests
+        // below the last tests using a Session.
         Session session;
         QVERIFY(!session.loadOperatorLibrary(
             scriptscope::test::readText(fixture("torchvision_library.txt"))));
@@ -410,6 +891,154 @@ private Q_SLOTS:
         QVERIFY2(sameValue(loadValue(request.saveOutputsPath),
                            loadValue(fixture("torchvision_nms.outputs.pt")), why),
                  why.c_str());
+    }
+
+    // The detector needs torchvision's operators too; the tests below load its library again
+    // (dlopen of a loaded library is a no-op).
+
+    void detectorMatchesPython_data() {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("inputsFile");
+        QTest::newRow("images as a list spec")
+            << QString::fromStdString(detectorImages()) << QString();
+        QTest::newRow("--inputs holding a list")
+            << QString() << QString::fromStdString(fixture("ssdlite.inputs.pt"));
+    }
+
+    void detectorMatchesPython() {
+        QFETCH(QString, spec);
+        QFETCH(QString, inputsFile);
+        Session session;
+        QVERIFY(!session.loadOperatorLibrary(
+            scriptscope::test::readText(fixture("torchvision_library.txt"))));
+        LoadOptions options;
+        options.includeCode = false;
+        const auto info = session.load(fixture("ssdlite.pt"), options);
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
+        QTemporaryDir dir;
+        RunRequest request;
+        if (!spec.isEmpty()) {
+            const auto parsed = parseInputSpec(spec.toStdString());
+            QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message.c_str());
+            request.inputs.push_back(parsed.value());
+        }
+        request.inputsFile = inputsFile.toStdString();
+        request.saveOutputsPath = dir.path().toStdString() + "/out.pt";
+        request.warmup = 0;
+        request.iterations = 1;
+        request.previewValues = 5;
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        // (losses, detections): boxes, scores and labels of both images equal Python's.
+        std::string why;
+        QVERIFY2(sameValue(loadValue(request.saveOutputsPath),
+                           loadValue(fixture("ssdlite.outputs.pt")), why, 1e-5),
+                 why.c_str());
+        const auto summary = readJson(fixture("ssdlite.outputs.json"));
+        const OutputValue& out = result->output;
+        QCOMPARE(out.kind, OutputValue::Kind::Tuple);
+        QCOMPARE(out.children.size(), size_t(2));
+        QCOMPARE(out.children[0].children.size(), summary["losses"].size());
+        const auto& detections = out.children[1];
+        QCOMPARE(detections.kind, OutputValue::Kind::List);
+        QCOMPARE(detections.children.size(), summary["images"].size());
+        for (size_t i = 0; i < detections.children.size(); ++i) {
+            const auto& image = summary["images"][i];
+            std::map<std::string, const OutputValue*> byKey;
+            for (const auto& child : detections.children[i].children) {
+                byKey[child.key] = &child;
+            }
+            QVERIFY(byKey.count("'boxes'") && byKey.count("'scores'") && byKey.count("'labels'"));
+            const auto boxes = image["num_boxes"].get<int64_t>();
+            QVERIFY(boxes > 0);
+            QCOMPARE(byKey["'boxes'"]->shape, (std::vector<int64_t>{boxes, 4}));
+            QCOMPARE(byKey["'labels'"]->dtype, std::string("int64"));
+            const auto scores = image["scores"].get<std::vector<double>>();
+            QCOMPARE(byKey["'scores'"]->preview.size(), scores.size());
+            for (size_t k = 0; k < scores.size(); ++k) {
+                QVERIFY(std::abs(byKey["'scores'"]->preview[k] - scores[k]) <= 1e-6);
+            }
+            QCOMPARE(byKey["'labels'"]->preview, image["labels"].get<std::vector<double>>());
+        }
+    }
+
+    void structuredInputsAreChecked_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QStringList>("inputs");
+        QTest::addColumn<QString>("messagePart");
+        QTest::newRow("List[Tensor] given an int element")
+            << QStringLiteral("ssdlite") << QStringList{QStringLiteral("list:random:3x64x64;1")}
+            << QStringLiteral("argument 'images' (1 of forward(images: List[Tensor], targets: "
+                              "Optional[List[Dict[str, Tensor]]])) expects List[Tensor], but "
+                              "images[1] is int, not Tensor");
+        QTest::newRow("a dict value of the wrong type names its key")
+            << QStringLiteral("ssdlite")
+            << QStringList{QStringLiteral("list:random:3x64x64"),
+                           QStringLiteral("list:[dict:boxes=ones:1x4;labels=3]")}
+            << QStringLiteral("argument 'targets' (2 of forward(images: List[Tensor], targets: "
+                              "Optional[List[Dict[str, Tensor]]])) expects "
+                              "Optional[List[Dict[str, Tensor]]], but targets[0]['labels'] is "
+                              "int, not Tensor");
+        QTest::newRow("a list read from a file")
+            << QStringLiteral("inline:tensors")
+            << QStringList{QString::fromStdString("file:" + fixture("value_int_list.pt"))}
+            << QStringLiteral("expects List[Tensor], but xs[0] is int, not Tensor");
+        QTest::newRow("a dict read from a file")
+            << QStringLiteral("inline:scores")
+            << QStringList{QString::fromStdString("file:" + fixture("value_nested_dict.pt"))}
+            << QStringLiteral("expects Dict[str, Tensor], but scores['images'] is List[Tensor], "
+                              "not Tensor");
+        QTest::newRow("a tuple too short")
+            << QStringLiteral("inline:pair") << QStringList{QStringLiteral("tuple:ones:2")}
+            << QStringLiteral("expects Tuple[Tensor, Tensor], but the input is Tuple[Tensor], not "
+                              "Tuple[Tensor, Tensor] (1 element, it takes 2)");
+        QTest::newRow("a tuple too long")
+            << QStringLiteral("inline:pair")
+            << QStringList{QStringLiteral("tuple:ones:2;ones:2;ones:2")}
+            << QStringLiteral("(3 elements, it takes 2)");
+        QTest::newRow("a tuple element of the wrong type")
+            << QStringLiteral("inline:pair") << QStringList{QStringLiteral("tuple:ones:2;2.5")}
+            << QStringLiteral("but pair[1] is float, not Tensor");
+        QTest::newRow("deep inside")
+            << QStringLiteral("inline:nested")
+            << QStringList{QStringLiteral(
+                   "list:[dict:a=[tuple:ones:2;3]];[dict:b=[tuple:ones:2;x]]")}
+            << QStringLiteral("not an input spec");
+        QTest::newRow("deep inside, a wrong type")
+            << QStringLiteral("inline:nested")
+            << QStringList{QStringLiteral(
+                   "list:[dict:a=[tuple:ones:2;3]];[dict:b=[tuple:ones:2;1.5]]")}
+            << QStringLiteral("but items[1]['b'][1] is float, not int");
+    }
+
+    void structuredInputsAreChecked() {
+        QFETCH(QString, model);
+        QFETCH(QStringList, inputs);
+        QFETCH(QString, messagePart);
+        QTemporaryDir dir;
+        Session session;
+        QVERIFY(!session.loadOperatorLibrary(
+            scriptscope::test::readText(fixture("torchvision_library.txt"))));
+        LoadOptions options;
+        options.includeCode = false;
+        QVERIFY(session.load(modelPath(model, dir), options).ok());
+        RunRequest request;
+        std::string message;
+        for (const auto& spec : inputs) {
+            const auto parsed = parseInputSpec(spec.toStdString());
+            if (!parsed) {
+                message = parsed.error().message; // a spec that does not parse: said as such
+                break;
+            }
+            request.inputs.push_back(parsed.value());
+        }
+        if (message.empty()) {
+            const auto result = session.run(request);
+            QVERIFY(!result.ok());
+            QCOMPARE(result.error().kind, ErrorKind::Input);
+            message = result.error().message;
+        }
+        QVERIFY2(message.find(messagePart.toStdString()) != std::string::npos, message.c_str());
     }
 
     void inputSpecs_data() {
@@ -452,6 +1081,138 @@ private Q_SLOTS:
             QCOMPARE(QString::fromStdString(spec->describe()), description);
         } else {
             QCOMPARE(spec.error().kind, ErrorKind::Input);
+        }
+    }
+
+    void containerSpecs_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<bool>("valid");
+        QTest::addColumn<QString>("expected"); // describe() when valid, part of the message if not
+        auto good = [](const char* name, const char* text, const char* description) {
+            QTest::newRow(name) << QString::fromLatin1(text) << true
+                                << QString::fromLatin1(description);
+        };
+        auto bad = [](const char* name, const char* text, const char* messagePart) {
+            QTest::newRow(name) << QString::fromLatin1(text) << false
+                                << QString::fromLatin1(messagePart);
+        };
+        good("list", "list:random:2;ones:3", "[random 2 float32, ones 3 float32]");
+        good("list of one", "list:3", "[int 3]");
+        good("empty list", "list:", "[]");
+        good("tuple", "tuple:ones:2;2.5;str:a", "(ones 2 float32, float 2.5, str 'a')");
+        good("tuple of one", "tuple:true", "(true,)");
+        good("empty tuple", "tuple:", "()");
+        good("dict", "dict:a=ones:2;b=none", "{a: ones 2 float32, b: None}");
+        good("empty dict", "dict:", "{}");
+        good("nested list", "list:[list:random:2;random:3];random:4",
+             "[[random 2 float32, random 3 float32], random 4 float32]");
+        good("dict of nested", "dict:x=[tuple:1;[list:2;3]];y=ints:1,2",
+             "{x: (int 1, [int 2, int 3]), y: int list of 2}");
+        good("images with their own options", "list:image:a.png,batch=0;image:b.png,size=8x8",
+             "[image a.png, image b.png]");
+        good("list of dict of tuple with images",
+             "list:[dict:img=image:a.png,batch=0;pair=[tuple:image:b.png;3]];none",
+             "[{img: image a.png, pair: (image b.png, int 3)}, None]");
+        good("brackets around a whole element", "list:[random:2];[3]", "[random 2 float32, int 3]");
+        good("three deep", "list:[list:[list:1]]", "[[[int 1]]]");
+        bad("unbalanced [", "list:[list:1;2", "'list:[list:1;2': a '[' without its ']'");
+        bad("unbalanced ]", "list:1];2", "'list:1];2': a ']' without its '['");
+        bad("unbalanced inside a dict", "dict:a=[tuple:1", "a '[' without its ']'");
+        bad("dict entry without a key", "dict:=ones:2",
+            "'dict:=ones:2': dict entries are KEY=SPEC, got '=ones:2'");
+        bad("dict entry without =", "dict:a=1;ones:2", "dict entries are KEY=SPEC, got 'ones:2'");
+        bad("empty element", "list:1;;2", "'list:1;;2': an empty element");
+        bad("empty last element", "tuple:1;", "an empty element");
+        bad("empty brackets", "list:[];1", "an empty element");
+        bad("a bad element is named", "list:1;banana",
+            "list element 1: 'banana' is not an input spec");
+        bad("a bad dict entry is named", "dict:a=1;b=random:1xx3", "dict entry 'b': 'random:1xx3'");
+        bad("nested names", "list:[tuple:1;zeros:2:complex]",
+            "list element 0: tuple element 1: 'zeros:2:complex': unknown dtype 'complex'");
+        bad("bad image option in an element", "list:image:a.png,size=big",
+            "list element 0: image option 'size=big' is not valid");
+        bad("no colon", "list", "'list' is not an input spec");
+        bad("too deep",
+            "list:[list:[list:[list:[list:[list:[list:[list:[list:[list:[list:[list:[list:[list:"
+            "[list:[list:[list:[list:1]]]]]]]]]]]]]]]]]",
+            "nested too deeply");
+    }
+
+    void containerSpecs() {
+        QFETCH(QString, text);
+        QFETCH(bool, valid);
+        QFETCH(QString, expected);
+        const auto spec = parseInputSpec(text.toStdString());
+        QVERIFY2(spec.ok() == valid,
+                 spec.ok() ? spec->describe().c_str() : spec.error().message.c_str());
+        if (valid) {
+            QCOMPARE(QString::fromStdString(spec->describe()), expected);
+        } else {
+            QCOMPARE(spec.error().kind, ErrorKind::Input);
+            QVERIFY2(spec.error().message.find(expected.toStdString()) != std::string::npos,
+                     spec.error().message.c_str());
+        }
+    }
+
+    void containerSpecStructure() {
+        const auto spec = parseInputSpec(
+            "list:[dict:img=image:a.png,batch=0,size=32x24;pair=[tuple:image:b.png,preset="
+            "imagenet;ints:1,2]];[list:]");
+        QVERIFY2(spec.ok(), spec.ok() ? "" : spec.error().message.c_str());
+        QCOMPARE(spec->kind, InputSpec::Kind::List);
+        QCOMPARE(spec->elements.size(), size_t(2));
+        QVERIFY(spec->keys.empty());
+        const InputSpec& dict = spec->elements[0];
+        QCOMPARE(dict.kind, InputSpec::Kind::Dict);
+        QCOMPARE(dict.keys, (std::vector<std::string>{"img", "pair"}));
+        QCOMPARE(dict.elements.size(), size_t(2));
+        const InputSpec& img = dict.elements[0];
+        QCOMPARE(img.kind, InputSpec::Kind::Image);
+        QCOMPARE(img.path, std::string("a.png"));
+        QCOMPARE(img.image.batch, false);
+        QCOMPARE(img.image.width, 32);
+        QCOMPARE(img.image.height, 24);
+        QVERIFY(img.image.mean.empty());
+        const InputSpec& pair = dict.elements[1];
+        QCOMPARE(pair.kind, InputSpec::Kind::Tuple);
+        QCOMPARE(pair.elements.size(), size_t(2));
+        // The preset belongs to its own element only.
+        QCOMPARE(pair.elements[0].image.width, kImageNetSize);
+        QCOMPARE(pair.elements[0].image.mean.size(), size_t(3));
+        QCOMPARE(pair.elements[0].image.batch, true);
+        QCOMPARE(pair.elements[1].intList, (std::vector<int64_t>{1, 2}));
+        QCOMPARE(spec->elements[1].kind, InputSpec::Kind::List);
+        QVERIFY(spec->elements[1].elements.empty());
+    }
+
+    void imagenetPresetSize_data() {
+        QTest::addColumn<QString>("options");
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("height");
+        QTest::addColumn<bool>("normalized");
+        QTest::newRow("preset alone") << QStringLiteral(",preset=imagenet") << 224 << 224 << true;
+        QTest::newRow("size after the preset")
+            << QStringLiteral(",preset=imagenet,size=32x24") << 32 << 24 << true;
+        QTest::newRow("size before the preset")
+            << QStringLiteral(",size=32x24,preset=imagenet") << 32 << 24 << true;
+        QTest::newRow("size alone") << QStringLiteral(",size=32x24") << 32 << 24 << false;
+        QTest::newRow("neither") << QString() << 0 << 0 << false;
+    }
+
+    void imagenetPresetSize() {
+        QFETCH(QString, options);
+        QFETCH(int, width);
+        QFETCH(int, height);
+        QFETCH(bool, normalized);
+        for (const std::string prefix : {"image:", "list:image:"}) { // alone and in a container
+            const auto parsed = parseInputSpec(prefix + "a.png" + options.toStdString());
+            QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message.c_str());
+            const InputSpec& spec =
+                parsed->kind == InputSpec::Kind::List ? parsed->elements.at(0) : *parsed;
+            QCOMPARE(spec.image.width, width);
+            QCOMPARE(spec.image.height, height);
+            QCOMPARE(spec.image.mean.size(), normalized ? size_t(3) : size_t(0));
+            QCOMPARE(spec.image.stddev.size(), normalized ? size_t(3) : size_t(0));
         }
     }
 

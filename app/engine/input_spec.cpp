@@ -144,6 +144,21 @@ Expected<InputSpec> parseImage(const std::string& rest) {
     return spec;
 }
 
+// "[...]" whose first bracket closes at the end ("[a];[b]" is not).
+bool wrappedInBrackets(const std::string& text) {
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+        return false;
+    }
+    int depth = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        depth += text[i] == '[' ? 1 : text[i] == ']' ? -1 : 0;
+        if (depth == 0) {
+            return i + 1 == text.size();
+        }
+    }
+    return false;
+}
+
 // Splits "a;[b;c];d" at the semicolons outside brackets; one pair of brackets around a whole
 // element is removed, so containers nest: list:[list:random:2;random:3];random:4.
 Expected<std::vector<std::string>> splitElements(const std::string& text,
@@ -174,7 +189,7 @@ Expected<std::vector<std::string>> splitElements(const std::string& text,
     }
     parts.push_back(current);
     for (auto& part : parts) {
-        if (part.size() >= 2 && part.front() == '[' && part.back() == ']') {
+        if (wrappedInBrackets(part)) {
             part = part.substr(1, part.size() - 2);
         }
         if (part.empty()) {
@@ -211,7 +226,7 @@ Expected<InputSpec> parseContainer(const std::string& head, const std::string& r
             }
             spec.keys.push_back(element.substr(0, eq));
             element = element.substr(eq + 1);
-            if (element.size() >= 2 && element.front() == '[' && element.back() == ']') {
+            if (wrappedInBrackets(element)) {
                 element = element.substr(1, element.size() - 2);
             }
         }

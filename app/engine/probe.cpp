@@ -172,8 +172,15 @@ void describeTorchSaveZip(ProbeResult& result, const std::string& value) {
                          "torch.jit.save to open it here.";
     } else if (!value.empty()) {
         // What the project's own reader rebuilds: "a list of 2 tensors", "a tensor float32[4]".
-        result.summary = (value.rfind("tensor ", 0) == 0 ? "a " : "a torch.save file holding a ") +
-                         value + (value.rfind("tensor ", 0) == 0 ? " saved with torch.save" : "") +
+        const bool tensor = value.rfind("tensor ", 0) == 0;
+        const bool bare = value == "None" || value == "True" || value == "False";
+        const bool vowel = std::string("aeiou").find(value.front()) != std::string::npos;
+        result.summary = (tensor ? "a " + value + " saved with torch.save"
+                                 : "a torch.save file holding " +
+                                       std::string(bare    ? ""
+                                                   : vowel ? "an "
+                                                           : "a ") +
+                                       value) +
                          ": not a model, but usable as an input (file:PATH or --inputs PATH).";
     } else {
         result.summary =
