@@ -1,5 +1,7 @@
 #include "output_models.h"
 
+#include <QFileInfo>
+
 #include <QLocale>
 
 #include <algorithm>
@@ -292,9 +294,10 @@ const RunRecord& RunHistoryModel::add(const RunResult& result) {
     RunRecord record;
     record.number = next_++;
     record.result = result;
-    record.label = tr("#%1 %2 · %3 warm-up · %4 iterations")
+    record.label = tr("#%1 %2 · %3 · %4 warm-up · %5 iterations")
                        .arg(record.number)
-                       .arg(QString::fromStdString(result.device))
+                       .arg(QFileInfo(QString::fromStdString(result.model)).fileName(),
+                            QString::fromStdString(result.device))
                        .arg(result.warmup)
                        .arg(result.samplesMs.size());
     runs_.push_back(std::move(record));
@@ -309,12 +312,13 @@ void RunHistoryModel::clear() {
 }
 
 QString RunHistoryModel::toCsv() const {
-    QString csv = QStringLiteral("run,method,device,iteration,milliseconds\n");
+    QString csv = QStringLiteral("run,model,method,device,iteration,milliseconds\n");
     for (const RunRecord& run : runs_) {
         for (size_t i = 0; i < run.result.samplesMs.size(); ++i) {
-            csv += QStringLiteral("%1,%2,%3,%4,%5\n")
+            csv += QStringLiteral("%1,%2,%3,%4,%5,%6\n")
                        .arg(run.number)
-                       .arg(QString::fromStdString(run.result.method),
+                       .arg(QFileInfo(QString::fromStdString(run.result.model)).fileName(),
+                            QString::fromStdString(run.result.method),
                             QString::fromStdString(run.result.device))
                        .arg(i + 1)
                        .arg(run.result.samplesMs[i], 0, 'f', 6);
@@ -338,14 +342,19 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole && index.column() >= IterationsColumn) {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
+    const RunRecord& run = runs_[static_cast<size_t>(index.row())];
+    if (role == Qt::ToolTipRole && index.column() == ModelColumn) {
+        return QString::fromStdString(run.result.model);
+    }
     if (role != Qt::DisplayRole) {
         return {};
     }
-    const RunRecord& run = runs_[static_cast<size_t>(index.row())];
     const TimingStats& s = run.result.stats;
     switch (static_cast<Column>(index.column())) {
     case RunColumn:
         return run.number;
+    case ModelColumn:
+        return QFileInfo(QString::fromStdString(run.result.model)).fileName();
     case MethodColumn:
         return QString::fromStdString(run.result.method);
     case DeviceColumn:
@@ -370,7 +379,7 @@ QVariant RunHistoryModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return {};
     }
-    static const char* const names[] = {"Run",    "Method", "Device", "Warm-up + timed",
+    static const char* const names[] = {"Run",    "Model",  "Method", "Device", "Warm-up + timed",
                                         "p50 ms", "p90 ms", "p99 ms", "fps"};
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }

@@ -120,6 +120,7 @@ class RunHistoryModel : public QAbstractTableModel {
 public:
     enum Column {
         RunColumn,
+        ModelColumn,
         MethodColumn,
         DeviceColumn,
         IterationsColumn,

@@ -1,10 +1,12 @@
 #include "run_panel.h"
 
+#include "input_table.h"
 #include "output_view.h"
 #include "timing_plot.h"
 #include "warp_editor.h"
 #include "worker_client.h"
 
+#include <format.h>
 #include <input_spec.h>
 #include <protocol.h>
 
@@ -16,6 +18,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QFrame>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -43,95 +46,18 @@
 namespace scriptscope {
 namespace {
 
-enum InputColumn {
-    ArgumentColumn,
-    TypeColumn,
-    SourceColumn,
-    ValueColumn,
-    BrowseColumn,
-    InputColumnCount
-};
-
-const std::pair<const char*, const char*> kSources[] = {
-    {"image", "Image"}, {"warp", "Warp matrix"}, {"random", "Random"},
-    {"zeros", "Zeros"}, {"ones", "Ones"},        {"file", "File (torch.save)"},
-    {"value", "Value"}, {"none", "None"},        {"default", "Default"},
-};
-
 // Up to this many elements per tensor come back whole, for images, tables and comparisons.
 constexpr size_t kValuesLimit = 16u << 20;
 
-QString defaultSource(const SchemaArgument& argument) {
-    const QString name = QString::fromStdString(argument.name).toLower();
-    switch (argumentClass(argument.type)) {
-    case ArgumentClass::Tensor:
-        if (name.contains(QLatin1String("warp")) || name.contains(QLatin1String("homograph")) ||
-            name.contains(QLatin1String("matrix"))) {
-            return QStringLiteral("warp");
+// A model with 2-D convolutions takes images: its x or input argument starts as the photo.
+bool takesImages(const ModelInfo& model) {
+    for (const ModuleInfo& m : model.modules) {
+        if (m.type.find("Conv2d") != std::string::npos ||
+            m.type.find("ConvReLU2d") != std::string::npos) {
+            return true;
         }
-        if (name.contains(QLatin1String("im")) || name == QLatin1String("x") ||
-            name.contains(QLatin1String("input")) || name.contains(QLatin1String("pixel"))) {
-            return QStringLiteral("image");
-        }
-        return QStringLiteral("random");
-    case ArgumentClass::Optional:
-        return argument.hasDefault ? QStringLiteral("default") : QStringLiteral("none");
-    default:
-        return argument.hasDefault ? QStringLiteral("default") : QStringLiteral("value");
     }
-}
-
-QString defaultValue(const SchemaArgument& argument, const QString& source) {
-    if (source == QLatin1String("random") || source == QLatin1String("zeros") ||
-        source == QLatin1String("ones")) {
-        return QStringLiteral("1x3x224x224");
-    }
-    if (source != QLatin1String("value")) {
-        return {};
-    }
-    switch (argumentClass(argument.type)) {
-    case ArgumentClass::Int:
-        return QStringLiteral("0");
-    case ArgumentClass::Float:
-        return QStringLiteral("0.0");
-    case ArgumentClass::Bool:
-        return QStringLiteral("false");
-    case ArgumentClass::String:
-        return QStringLiteral("str:");
-    case ArgumentClass::IntList:
-        return QStringLiteral("ints:1,2");
-    case ArgumentClass::FloatList:
-        return QStringLiteral("floats:0.5,1.0");
-    default:
-        return {};
-    }
-}
-
-// Whether a value of `kind` fits an argument of class `wanted`; the worker checks the rest.
-bool fits(ArgumentClass wanted, InputSpec::Kind kind) {
-    using K = InputSpec::Kind;
-    const bool tensor = kind == K::Random || kind == K::Zeros || kind == K::Ones ||
-                        kind == K::Image || kind == K::Matrix || kind == K::File;
-    switch (wanted) {
-    case ArgumentClass::Tensor:
-        return tensor;
-    case ArgumentClass::Int:
-        return kind == K::Int || kind == K::File;
-    case ArgumentClass::Float:
-        return kind == K::Float || kind == K::Int || kind == K::File;
-    case ArgumentClass::Bool:
-        return kind == K::Bool || kind == K::File;
-    case ArgumentClass::String:
-        return kind == K::String || kind == K::File;
-    case ArgumentClass::IntList:
-        return kind == K::IntList || kind == K::File;
-    case ArgumentClass::FloatList:
-        return kind == K::FloatList || kind == K::IntList || kind == K::File;
-    case ArgumentClass::Optional:
-    case ArgumentClass::Other:
-        return true;
-    }
-    return true;
+    return false;
 }
 
 const OutputValue* valueAtPath(const OutputValue& root, const QString& path) {
@@ -194,12 +120,8 @@ RunPanel::RunPanel(WorkerClient* worker, WarpEditor* warpEditor, QWidget* parent
             if (!live_->isChecked() || model_.modules.empty() || request_ != 0) {
                 return;
             }
-            for (int row = 0; row < inputs_->rowCount(); ++row) {
-                auto* source = qobject_cast<QComboBox*>(inputs_->cellWidget(row, SourceColumn));
-                if (source && source->currentData().toString() == QLatin1String("warp")) {
-                    runOnce();
-                    return;
-                }
+            if (inputs_->usesWarp()) {
+                runOnce();
             }
         });
     }
@@ -232,20 +154,11 @@ void RunPanel::buildUi() {
 
     auto* inputsBox = new QGroupBox(tr("Inputs (one per argument)"), settingsPanel);
     auto* inputsLayout = new QVBoxLayout(inputsBox);
-    inputs_ = new QTableWidget(0, InputColumnCount, inputsBox);
-    inputs_->setHorizontalHeaderLabels(
-        {tr("Argument"), tr("Type"), tr("Source"), tr("Value"), QString()});
-    inputs_->verticalHeader()->hide();
-    inputs_->horizontalHeader()->setSectionResizeMode(ValueColumn, QHeaderView::Stretch);
-    inputs_->horizontalHeader()->setSectionResizeMode(ArgumentColumn,
-                                                      QHeaderView::ResizeToContents);
-    inputs_->horizontalHeader()->setSectionResizeMode(TypeColumn, QHeaderView::ResizeToContents);
-    inputs_->horizontalHeader()->setSectionResizeMode(SourceColumn, QHeaderView::ResizeToContents);
-    inputs_->horizontalHeader()->setSectionResizeMode(BrowseColumn, QHeaderView::ResizeToContents);
-    inputs_->setMinimumHeight(120);
+    inputs_ = new InputTable(warpEditor_, inputsBox);
     inputsLayout->addWidget(inputs_);
     auto* hint = new QLabel(tr("Shapes like 1x3x224x224[:dtype[:seed]]; values like 3, 0.5, true, "
-                               "str:text, ints:1,2, floats:0.5,1"),
+                               "str:text, ints:1,2; lists, tuples and dicts take a row per "
+                               "element (+ adds one)"),
                             inputsBox);
     hint->setWordWrap(true);
     hint->setStyleSheet(QStringLiteral("color: palette(mid);"));
@@ -317,31 +230,44 @@ void RunPanel::buildUi() {
     timingForm->addRow(live_);
     settingsLayout->addWidget(timingBox);
 
+    settingsLayout->addStretch(1);
+    // The buttons and the status stay in view below the scrolling settings (at 1280x800 the
+    // settings are taller than the window).
+    auto* side = new QWidget(splitter);
+    auto* sideLayout = new QVBoxLayout(side);
+    sideLayout->setContentsMargins(0, 0, 0, 0);
     auto* buttons = new QHBoxLayout;
-    run_ = new QPushButton(tr("&Run"), settingsPanel);
+    run_ = new QPushButton(tr("&Run"), side);
     run_->setDefault(true);
-    runContinuously_ = new QPushButton(tr("Run &continuously"), settingsPanel);
+    runContinuously_ = new QPushButton(tr("Run &continuously"), side);
     runContinuously_->setCheckable(true);
-    cancel_ = new QPushButton(tr("Cancel"), settingsPanel);
+    cancel_ = new QPushButton(tr("Cancel"), side);
     cancel_->setEnabled(false);
     buttons->addWidget(run_);
     buttons->addWidget(runContinuously_);
     buttons->addWidget(cancel_);
-    settingsLayout->addLayout(buttons);
-    status_ = new QLabel(settingsPanel);
+    status_ = new QLabel(side);
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    settingsLayout->addWidget(status_);
-    settingsLayout->addStretch(1);
     connect(run_, &QPushButton::clicked, this, [this]() { runOnce(); });
     connect(runContinuously_, &QPushButton::toggled, this, [this](bool on) { setContinuous(on); });
     connect(cancel_, &QPushButton::clicked, this, [this]() { cancel(); });
 
-    auto* settingsScroll = new QScrollArea(splitter);
+    auto* settingsScroll = new QScrollArea(side);
     settingsScroll->setWidget(settingsPanel);
     settingsScroll->setWidgetResizable(true);
     settingsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    settingsScroll->setMinimumWidth(460);
+    settingsScroll->setFrameShape(QFrame::NoFrame);
+    side->setMinimumWidth(500);
+    auto* statusScroll = new QScrollArea(side);
+    statusScroll->setWidget(status_);
+    statusScroll->setWidgetResizable(true);
+    statusScroll->setFrameShape(QFrame::NoFrame);
+    statusScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    statusScroll->setMaximumHeight(status_->fontMetrics().lineSpacing() * 7);
+    sideLayout->addWidget(settingsScroll, 1);
+    sideLayout->addLayout(buttons);
+    sideLayout->addWidget(statusScroll);
 
     // Results.
     auto* results = new QSplitter(Qt::Vertical, splitter);
@@ -400,15 +326,25 @@ void RunPanel::buildUi() {
     auto* labels = new QPushButton(tr("Labels File…"), topKPage);
     labels->setToolTip(tr("A text file with one label per line, in index order"));
     labelsNote_ = new QLabel(tr("No labels"), topKPage);
+    topKRow_ = new QSpinBox(topKPage);
+    topKRow_->setPrefix(tr("Row "));
+    topKRow_->setToolTip(tr("Which row of an N x K output the top k are taken from"));
+    topKRow_->setEnabled(false);
     labelsBar->addWidget(labels);
     labelsBar->addWidget(labelsNote_, 1);
+    labelsBar->addWidget(topKRow_);
+    topKNote_ = new QLabel(topKPage);
+    topKNote_->setWordWrap(true);
     topKModel_ = new TopKModel(this);
     topK_ = new QTableView(topKPage);
     topK_->setModel(topKModel_);
     topK_->verticalHeader()->hide();
     topK_->horizontalHeader()->setStretchLastSection(true);
     topKLayout->addLayout(labelsBar);
+    topKLayout->addWidget(topKNote_);
     topKLayout->addWidget(topK_);
+    connect(topKRow_, &QSpinBox::valueChanged, this,
+            [this]() { showOutput(outputTree_->currentIndex()); });
     outputPages_->addTab(topKPage, tr("Top-k"));
     connect(labels, &QPushButton::clicked, this, [this]() {
         const QString path =
@@ -458,7 +394,7 @@ void RunPanel::buildUi() {
     historyView->setModel(history_);
     historyView->verticalHeader()->hide();
     historyView->horizontalHeader()->setStretchLastSection(true);
-    historyView->setMaximumHeight(110);
+    historyView->setMinimumHeight(60);
     auto* plotBar = new QHBoxLayout;
     auto* png = new QPushButton(tr("Export PNG…"), timingPage);
     auto* pdf = new QPushButton(tr("Export PDF…"), timingPage);
@@ -469,8 +405,14 @@ void RunPanel::buildUi() {
     plotBar->addWidget(csv);
     plotBar->addStretch(1);
     plotBar->addWidget(clear);
-    timingLayout->addWidget(plot_, 1);
-    timingLayout->addWidget(historyView);
+    plot_->setMinimumHeight(170);
+    auto* timingSplit = new QSplitter(Qt::Vertical, timingPage);
+    timingSplit->addWidget(plot_);
+    timingSplit->addWidget(historyView);
+    timingSplit->setStretchFactor(0, 3);
+    timingSplit->setStretchFactor(1, 1);
+    timingSplit->setChildrenCollapsible(false);
+    timingLayout->addWidget(timingSplit, 1);
     timingLayout->addLayout(plotBar);
     bottom->addTab(timingPage, tr("Timing"));
     connect(png, &QPushButton::clicked, this, [this]() {
@@ -528,11 +470,13 @@ void RunPanel::buildUi() {
 
     results->addWidget(outputs);
     results->addWidget(bottom);
-    results->setStretchFactor(0, 3);
-    results->setStretchFactor(1, 2);
-    splitter->addWidget(settingsScroll);
+    results->setStretchFactor(0, 1);
+    results->setStretchFactor(1, 1);
+    results->setChildrenCollapsible(false);
+    splitter->addWidget(side);
     splitter->addWidget(results);
     splitter->setStretchFactor(1, 1);
+    splitter->setSizes({560, 720});
 }
 
 void RunPanel::showDevices(const std::vector<DeviceInfo>& devices) {
@@ -578,6 +522,7 @@ void RunPanel::setModel(const ModelInfo& model) {
     }
     saveSettings();
     model_ = model;
+    clearResults();
     const QJsonObject saved =
         QJsonDocument::fromJson(
             QSettings().value(settingsKey(QString::fromStdString(model.path))).toString().toUtf8())
@@ -609,17 +554,39 @@ void RunPanel::setModel(const ModelInfo& model) {
             image.value(QStringLiteral("scale")).toString(QStringLiteral("1/255")));
         imageMean_->setText(image.value(QStringLiteral("mean")).toString());
         imageStd_->setText(image.value(QStringLiteral("std")).toString());
-        const QJsonArray rows = saved.value(QStringLiteral("inputs")).toArray();
-        if (rows.size() == inputs_->rowCount()) {
-            for (int row = 0; row < rows.size(); ++row) {
-                const QJsonObject r = rows.at(row).toObject();
-                setInput(row, r.value(QStringLiteral("source")).toString(),
-                         r.value(QStringLiteral("value")).toString());
-            }
-        }
+        inputs_->restore(saved.value(QStringLiteral("inputs")).toArray());
     }
     showStatus(tr("Ready to run %1").arg(QFileInfo(QString::fromStdString(model.path)).fileName()),
                false);
+}
+
+void RunPanel::clearResults() {
+    // What belongs to the previous model goes; the run history stays, each run with its model.
+    last_.reset();
+    outputModel_->setOutput(OutputValue{});
+    tableModel_->setTensor(nullptr);
+    topKModel_->setValues({}, 0, {});
+    topKNote_->clear();
+    imageView_->setImage({});
+    imageView_->setOverlay({});
+    differenceView_->setImage({});
+    profileModel_->setProfile(RunProfile{});
+    profileSummary_->setText(tr("Tick \"Profile\" and run: every operator call is timed and the "
+                                "module tree (Model tab) gets a time column."));
+    if (kept_) {
+        const bool other = !kept_->model.empty() && kept_->model != model_.path;
+        compareText_->setText(
+            other ? tr("Kept: a result of another model (%1, %2 on %3). The next runs of this "
+                       "model are compared with it where the outputs match.")
+                        .arg(QFileInfo(QString::fromStdString(kept_->model)).fileName(),
+                             QString::fromStdString(kept_->method),
+                             QString::fromStdString(kept_->device))
+                  : tr("Kept: %1 on %2. The next runs show their difference.")
+                        .arg(QString::fromStdString(kept_->method),
+                             QString::fromStdString(kept_->device)));
+    } else {
+        compareText_->setText(tr("Keep a result to compare the next ones with it."));
+    }
 }
 
 void RunPanel::fillMethods() {
@@ -650,91 +617,15 @@ const MethodInfo* RunPanel::currentMethod() const {
 void RunPanel::fillInputs() {
     const MethodInfo* method = currentMethod();
     arguments_ = method ? schemaArguments(method->schema) : std::vector<SchemaArgument>{};
-    inputs_->setRowCount(0);
-    inputs_->setRowCount(static_cast<int>(arguments_.size()));
-    for (int row = 0; row < static_cast<int>(arguments_.size()); ++row) {
-        const SchemaArgument& argument = arguments_[static_cast<size_t>(row)];
-        auto* name = new QTableWidgetItem(QString::fromStdString(argument.name));
-        name->setFlags(Qt::ItemIsEnabled);
-        auto* type = new QTableWidgetItem(
-            QString::fromStdString(argument.type) +
-            (argument.hasDefault
-                 ? QStringLiteral(" = ") + QString::fromStdString(argument.defaultValue)
-                 : QString()));
-        type->setFlags(Qt::ItemIsEnabled);
-        inputs_->setItem(row, ArgumentColumn, name);
-        inputs_->setItem(row, TypeColumn, type);
-        auto* source = new QComboBox(inputs_);
-        for (const auto& [key, label] : kSources) {
-            if (QLatin1String(key) == QLatin1String("default") && !argument.hasDefault) {
-                continue;
-            }
-            source->addItem(tr(label), QLatin1String(key));
-            if (QLatin1String(key) == QLatin1String("image")) {
-                source->setItemData(source->count() - 1, tr("The warp editor's image, or a file"),
-                                    Qt::ToolTipRole);
-            } else if (QLatin1String(key) == QLatin1String("warp")) {
-                source->setItemData(source->count() - 1,
-                                    tr("The warp editor's current 3x3 matrix (float32)"),
-                                    Qt::ToolTipRole);
-            }
-        }
-        auto* value = new QLineEdit(inputs_);
-        auto* browse = new QToolButton(inputs_);
-        browse->setText(QStringLiteral("…"));
-        browse->setToolTip(tr("Choose a file"));
-        inputs_->setCellWidget(row, SourceColumn, source);
-        inputs_->setCellWidget(row, ValueColumn, value);
-        inputs_->setCellWidget(row, BrowseColumn, browse);
-        connect(source, &QComboBox::activated, this, [this, row, source]() {
-            setInput(row, source->currentData().toString(),
-                     defaultValue(arguments_[static_cast<size_t>(row)],
-                                  source->currentData().toString()));
-        });
-        connect(browse, &QToolButton::clicked, this, [this, row]() {
-            const QString path = QFileDialog::getOpenFileName(
-                this, tr("Input for %1")
-                          .arg(QString::fromStdString(arguments_[static_cast<size_t>(row)].name)));
-            if (!path.isEmpty()) {
-                auto* box = qobject_cast<QComboBox*>(inputs_->cellWidget(row, SourceColumn));
-                const QString chosen = box->currentData().toString();
-                setInput(row, chosen == QLatin1String("image") ? chosen : QStringLiteral("file"),
-                         path);
-            }
-        });
-        const QString initial = defaultSource(argument);
-        setInput(row, initial, defaultValue(argument, initial));
-    }
+    inputs_->setArguments(arguments_, takesImages(model_));
 }
 
-void RunPanel::setInput(int row, const QString& source, const QString& value) {
-    auto* box = qobject_cast<QComboBox*>(inputs_->cellWidget(row, SourceColumn));
-    auto* edit = qobject_cast<QLineEdit*>(inputs_->cellWidget(row, ValueColumn));
-    auto* browse = inputs_->cellWidget(row, BrowseColumn);
-    if (!box || !edit) {
-        return;
-    }
-    const int index = box->findData(source);
-    box->setCurrentIndex(std::max(0, index));
-    const QString key = box->currentData().toString();
-    edit->setText(value);
-    edit->setEnabled(key != QLatin1String("warp") && key != QLatin1String("none") &&
-                     key != QLatin1String("default"));
-    browse->setEnabled(key == QLatin1String("image") || key == QLatin1String("file"));
-    if (key == QLatin1String("image")) {
-        edit->setPlaceholderText(warpEditor_ && !warpEditor_->imagePath().isEmpty()
-                                     ? QFileInfo(warpEditor_->imagePath()).fileName()
-                                     : tr("an image file"));
-        edit->setToolTip(tr("Empty: the warp editor's image"));
-    } else if (key == QLatin1String("warp")) {
-        edit->setPlaceholderText(tr("the warp editor's current 3x3 matrix"));
-    } else if (key == QLatin1String("file")) {
-        edit->setPlaceholderText(tr("a file written by torch.save"));
-    } else if (key == QLatin1String("value")) {
-        edit->setPlaceholderText(tr("3, 0.5, true, str:text, ints:1,2"));
-    } else {
-        edit->setPlaceholderText(tr("shape, e.g. 1x3x224x224[:dtype[:seed]]"));
-    }
+void RunPanel::setInput(int argument, const QString& source, const QString& value) {
+    inputs_->setInput(argument, source, value);
+}
+
+QTableWidget* RunPanel::inputsTable() const {
+    return inputs_->table();
 }
 
 QString RunPanel::imageOptions() const {
@@ -778,67 +669,11 @@ std::optional<RunRequest> RunPanel::buildRequest(QString* why) const {
     request.iterations = iterations_->value();
     request.profile = profile_->isChecked();
     request.valuesLimit = kValuesLimit;
-    int firstDefault = -1;
-    for (int row = 0; row < inputs_->rowCount(); ++row) {
-        const SchemaArgument& argument = arguments_[static_cast<size_t>(row)];
-        const QString name = QString::fromStdString(argument.name);
-        const QString source = qobject_cast<QComboBox*>(inputs_->cellWidget(row, SourceColumn))
-                                   ->currentData()
-                                   .toString();
-        const QString text =
-            qobject_cast<QLineEdit*>(inputs_->cellWidget(row, ValueColumn))->text().trimmed();
-        if (source == QLatin1String("default")) {
-            firstDefault = firstDefault < 0 ? row : firstDefault;
-            continue;
-        }
-        if (firstDefault >= 0) {
-            return fail(tr("Argument '%1' is set, but '%2' before it uses its default: inputs are "
-                           "positional, so set '%2' too")
-                            .arg(name, QString::fromStdString(
-                                           arguments_[static_cast<size_t>(firstDefault)].name)));
-        }
-        InputSpec spec;
-        if (source == QLatin1String("warp")) {
-            if (!warpEditor_) {
-                return fail(tr("Argument '%1': there is no warp editor").arg(name));
-            }
-            spec.kind = InputSpec::Kind::Matrix;
-            const Homography& h = warpEditor_->matrix();
-            spec.floatList.assign(h.begin(), h.end());
-        } else if (source == QLatin1String("none")) {
-            spec.kind = InputSpec::Kind::None;
-        } else {
-            QString specText;
-            if (source == QLatin1String("image")) {
-                const QString path =
-                    text.isEmpty() && warpEditor_ ? warpEditor_->imagePath() : text;
-                if (path.isEmpty()) {
-                    return fail(tr("Argument '%1': the warp editor's image has no file; open one "
-                                   "there or give a path")
-                                    .arg(name));
-                }
-                specText = QStringLiteral("image:") + path + imageOptions();
-            } else if (source == QLatin1String("file")) {
-                specText = QStringLiteral("file:") + text;
-            } else if (source == QLatin1String("value")) {
-                specText = text;
-            } else {
-                specText = source + QLatin1Char(':') + text;
-            }
-            auto parsed = parseInputSpec(specText.toStdString());
-            if (!parsed) {
-                return fail(tr("Argument '%1': %2")
-                                .arg(name, QString::fromStdString(parsed.error().message)));
-            }
-            spec = *parsed;
-        }
-        if (!fits(argumentClass(argument.type), spec.kind)) {
-            return fail(tr("Argument '%1' is %2, but the input is %3")
-                            .arg(name, QString::fromStdString(argument.type),
-                                 QString::fromStdString(spec.describe())));
-        }
-        request.inputs.push_back(std::move(spec));
+    auto specs = inputs_->specs(imageOptions(), why);
+    if (!specs) {
+        return std::nullopt;
     }
+    request.inputs = std::move(*specs);
     return request;
 }
 
@@ -889,6 +724,10 @@ void RunPanel::showStatus(const QString& text, bool problem) {
         cancel_->setEnabled(false);
         run_->setEnabled(true);
     }
+}
+
+QString RunPanel::topKNote() const {
+    return topKNote_->text();
 }
 
 QString RunPanel::statusText() const {
@@ -989,21 +828,44 @@ void RunPanel::showOutput(const QModelIndex& index) {
             options.high = range.section(QLatin1Char(':'), 1, 1).toDouble();
         }
         image = tensorToImage(*value, options);
-        // Vectors: the top k.
+        // Vectors, and one row of an N x K output: the top k.
         const int64_t longest =
             value->shape.empty() ? 1 : *std::max_element(value->shape.begin(), value->shape.end());
-        if (!value->values.empty() && value->numel == longest && value->numel > 1) {
+        const bool vector = !value->values.empty() && value->numel == longest && value->numel > 1;
+        const bool rows = !value->values.empty() && value->shape.size() == 2 &&
+                          value->shape[0] > 1 && value->shape[1] > 1;
+        {
+            const QSignalBlocker blocker(topKRow_);
+            topKRow_->setEnabled(rows);
+            topKRow_->setRange(0, rows ? static_cast<int>(value->shape[0]) - 1 : 0);
+        }
+        if (vector) {
             topKModel_->setValues(value->values, 10, labels_);
-            if (!layout.isImage()) {
-                outputPages_->setCurrentIndex(1);
-            }
+            topKNote_->clear();
+        } else if (rows) {
+            const auto width = static_cast<size_t>(value->shape[1]);
+            const auto first =
+                value->values.begin() +
+                static_cast<std::ptrdiff_t>(width * static_cast<size_t>(topKRow_->value()));
+            topKModel_->setValues(
+                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10, labels_);
+            topKNote_->setText(tr("Row %1 of %2 (choose the row on the right).")
+                                   .arg(topKRow_->value())
+                                   .arg(value->shape[0]));
         } else {
             topKModel_->setValues({}, 0, {});
+            topKNote_->setText(
+                value->values.empty()
+                    ? tr("This output has too many values to rank here.")
+                    : tr("Top-k ranks a vector or one row of an N x K output; this output is %1.")
+                          .arg(QString::fromStdString(formatShape(value->shape))));
+        }
+        if (vector && !layout.isImage()) {
+            outputPages_->setCurrentIndex(1);
         }
         if (layout.isImage()) {
             outputPages_->setCurrentIndex(0);
-        } else if (!(value->numel == longest && value->numel > 1) &&
-                   outputPages_->currentIndex() < 2) {
+        } else if (!vector && !rows && outputPages_->currentIndex() < 2) {
             outputPages_->setCurrentIndex(2);
         }
     }
@@ -1026,11 +888,17 @@ void RunPanel::showOutput(const QModelIndex& index) {
             if (!d.comparable) {
                 compareText_->setText(tr("Not compared: %1").arg(d.why));
             } else {
-                compareText_->setText(tr("Against the kept result (%1): max |difference| %2, max "
-                                         "relative difference %3")
-                                          .arg(QString::fromStdString(kept_->device))
-                                          .arg(d.maxAbs, 0, 'g', 4)
-                                          .arg(d.maxRel, 0, 'g', 4));
+                const bool otherModel = !kept_->model.empty() && kept_->model != model_.path;
+                compareText_->setText(
+                    tr("Against the kept result (%1%4): max |difference| %2, max "
+                       "relative difference %3")
+                        .arg(QString::fromStdString(kept_->device))
+                        .arg(d.maxAbs, 0, 'g', 4)
+                        .arg(d.maxRel, 0, 'g', 4)
+                        .arg(otherModel ? tr(", of another model: %1")
+                                              .arg(QFileInfo(QString::fromStdString(kept_->model))
+                                                       .fileName())
+                                        : QString()));
             }
             differenceView_->setImage(d.image);
         }
@@ -1086,16 +954,7 @@ QString RunPanel::comparisonText() const {
 }
 
 QJsonObject RunPanel::settings() const {
-    QJsonArray rows;
-    for (int row = 0; row < inputs_->rowCount(); ++row) {
-        rows.append(
-            QJsonObject{{QStringLiteral("source"),
-                         qobject_cast<QComboBox*>(inputs_->cellWidget(row, SourceColumn))
-                             ->currentData()
-                             .toString()},
-                        {QStringLiteral("value"),
-                         qobject_cast<QLineEdit*>(inputs_->cellWidget(row, ValueColumn))->text()}});
-    }
+    const QJsonArray rows = inputs_->settings();
     return {
         {QStringLiteral("method"), method_->currentText()},
         {QStringLiteral("device"), device_->currentData().toString()},

@@ -27,6 +27,7 @@ class QTreeView;
 
 namespace scriptscope {
 
+class InputTable;
 class OutputImageView;
 class TimingPlot;
 class WarpEditor;
@@ -52,7 +53,8 @@ public:
     // For tests and screenshots.
     QComboBox* deviceBox() const { return device_; }
     QComboBox* methodBox() const { return method_; }
-    QTableWidget* inputsTable() const { return inputs_; }
+    QTableWidget* inputsTable() const;
+    InputTable* inputTable() const { return inputs_; }
     QSpinBox* iterationsBox() const { return iterations_; }
     QSpinBox* warmupBox() const { return warmup_; }
     QCheckBox* profileBox() const { return profile_; }
@@ -62,6 +64,7 @@ public:
     OutputTreeModel* outputModel() const { return outputModel_; }
     TensorTableModel* tableModel() const { return tableModel_; }
     TopKModel* topKModel() const { return topKModel_; }
+    QString topKNote() const;
     RunHistoryModel* historyModel() const { return history_; }
     OperatorProfileModel* profileModel() const { return profileModel_; }
     OutputImageView* imageView() const { return imageView_; }
@@ -71,9 +74,9 @@ public:
     void keepResult();
     const std::optional<RunResult>& keptResult() const { return kept_; }
     QString comparisonText() const;
-    // Sets an input row's source ("image", "warp", "random", "zeros", "ones", "file", "value",
-    // "none") and value text.
-    void setInput(int row, const QString& source, const QString& value = {});
+    // Sets an argument's source ("image", "warp", "random", "zeros", "ones", "file", "value",
+    // "none", "default", "elements") and value text; elements through inputTable().
+    void setInput(int argument, const QString& source, const QString& value = {});
 
 Q_SIGNALS:
     void runShown(const scriptscope::RunResult& result);
@@ -89,6 +92,7 @@ private:
     void showOutput(const QModelIndex& index);
     void showStatus(const QString& text, bool problem);
     void saveSettings() const;
+    void clearResults();
     void restoreKeptResult();
     QJsonObject settings() const;
     QString imageOptions() const;
@@ -108,7 +112,7 @@ private:
     QComboBox* method_ = nullptr;
     QComboBox* device_ = nullptr;
     QLabel* deviceNote_ = nullptr;
-    QTableWidget* inputs_ = nullptr;
+    InputTable* inputs_ = nullptr;
     QLineEdit* imageSize_ = nullptr;
     QComboBox* imageOrder_ = nullptr;
     QComboBox* imageLayout_ = nullptr;
@@ -137,6 +141,8 @@ private:
     TopKModel* topKModel_ = nullptr;
     QTableView* topK_ = nullptr;
     QLabel* labelsNote_ = nullptr;
+    QSpinBox* topKRow_ = nullptr;
+    QLabel* topKNote_ = nullptr;
     TensorTableModel* tableModel_ = nullptr;
     QTableView* table_ = nullptr;
     QLabel* compareText_ = nullptr;

@@ -66,6 +66,43 @@ TimingPlot::TimingPlot(QWidget* parent)
     iterations_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     iterations_->legend->setWrap(3);
     iterations_->legend->setBorderPen(Qt::NoPen);
+    applyPalette();
+}
+
+void TimingPlot::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyPalette();
+    }
+}
+
+void TimingPlot::applyPalette() {
+    // The plots follow the window's theme (QCustomPlot paints white on its own).
+    const QPalette p = palette();
+    const QColor background = p.color(QPalette::Base);
+    const QColor text = p.color(QPalette::Text);
+    QColor grid = p.color(QPalette::Mid);
+    grid.setAlpha(110);
+    for (QCustomPlot* plot : {iterations_, histogram_}) {
+        plot->setBackground(background);
+        for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+            axis->setBasePen(QPen(text));
+            axis->setTickPen(QPen(text));
+            axis->setSubTickPen(QPen(text));
+            axis->setTickLabelColor(text);
+            axis->setLabelColor(text);
+            axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+            axis->grid()->setSubGridPen(Qt::NoPen);
+        }
+        for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+            if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i))) {
+                title->setTextColor(text);
+            }
+        }
+        plot->legend->setBrush(background);
+        plot->legend->setTextColor(text);
+        plot->replot();
+    }
 }
 
 void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {

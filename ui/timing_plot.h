@@ -22,7 +22,11 @@ public:
     bool savePng(const QString& path);
     bool savePdf(const QString& path);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    void applyPalette();
     QCustomPlot* iterations_ = nullptr;
     QCustomPlot* histogram_ = nullptr;
 };

@@ -124,6 +124,7 @@ struct RunProfile {
 };
 
 struct RunResult {
+    std::string model; // the archive's path, so runs of different models are told apart
     std::string method;
     std::string device;
     std::string deviceName;

@@ -12,7 +12,123 @@ std::string trim(const std::string& s) {
     return s.substr(first, last - first + 1);
 }
 
+// Splits "a, Dict[str, b], (c, d)" at the commas outside brackets.
+std::vector<std::string> splitTopLevel(const std::string& text) {
+    std::vector<std::string> parts;
+    std::string current;
+    int depth = 0;
+    for (const char c : text) {
+        if (c == '(' || c == '[') {
+            ++depth;
+        } else if (c == ')' || c == ']') {
+            --depth;
+        }
+        if (c == ',' && depth == 0) {
+            parts.push_back(trim(current));
+            current.clear();
+        } else {
+            current += c;
+        }
+    }
+    if (!trim(current).empty()) {
+        parts.push_back(trim(current));
+    }
+    return parts;
+}
+
+TypeShape parseTypeShapeAt(const std::string& raw, int depth) {
+    TypeShape shape;
+    shape.text = trim(raw);
+    const std::string& t = shape.text;
+    if (depth > 32 || t.empty()) {
+        return shape;
+    }
+    auto inner = [&](size_t open) { return t.substr(open + 1, t.size() - open - 2); };
+    auto nested = [&](const std::string& text) {
+        std::vector<TypeShape> elements;
+        for (const auto& part : splitTopLevel(text)) {
+            elements.push_back(parseTypeShapeAt(part, depth + 1));
+        }
+        return elements;
+    };
+    if (t.back() == '?') {
+        shape.kind = TypeShape::Kind::Optional;
+        shape.elements.push_back(parseTypeShapeAt(t.substr(0, t.size() - 1), depth + 1));
+        return shape;
+    }
+    // "X[]" and "X[2]" (schema lists), found from the bracket that closes the end.
+    if (t.back() == ']') {
+        int level = 0;
+        size_t open = std::string::npos;
+        for (size_t i = t.size(); i-- > 0;) {
+            if (t[i] == ']') {
+                ++level;
+            } else if (t[i] == '[' && --level == 0) {
+                open = i;
+                break;
+            }
+        }
+        if (open != std::string::npos && open > 0) {
+            const std::string head = t.substr(0, open);
+            const std::string args = inner(open);
+            const bool sized = args.find_first_not_of("0123456789") == std::string::npos;
+            if (sized && head != "List" && head != "Optional" && head != "Tuple" &&
+                head != "Dict") {
+                shape.kind = TypeShape::Kind::List;
+                shape.elements.push_back(parseTypeShapeAt(head, depth + 1));
+                return shape;
+            }
+            const auto elements = nested(args);
+            if (head == "List" && elements.size() == 1) {
+                shape.kind = TypeShape::Kind::List;
+            } else if (head == "Optional" && elements.size() == 1) {
+                shape.kind = TypeShape::Kind::Optional;
+            } else if (head == "Tuple") {
+                shape.kind = TypeShape::Kind::Tuple;
+            } else if (head == "Dict" && elements.size() == 2) {
+                shape.kind = TypeShape::Kind::Dict;
+            } else {
+                return shape;
+            }
+            shape.elements = elements;
+            return shape;
+        }
+    }
+    if (t.back() == ')') {
+        if (t.front() == '(') {
+            shape.kind = TypeShape::Kind::Tuple;
+            shape.elements = nested(inner(0));
+            return shape;
+        }
+        if (t.rfind("Dict(", 0) == 0) {
+            shape.elements = nested(inner(4));
+            if (shape.elements.size() == 2) {
+                shape.kind = TypeShape::Kind::Dict;
+            } else {
+                shape.elements.clear();
+            }
+            return shape;
+        }
+    }
+    if (t == "Tensor") {
+        shape.kind = TypeShape::Kind::Tensor;
+    } else if (t == "int" || t == "SymInt") {
+        shape.kind = TypeShape::Kind::Int;
+    } else if (t == "float") {
+        shape.kind = TypeShape::Kind::Float;
+    } else if (t == "bool") {
+        shape.kind = TypeShape::Kind::Bool;
+    } else if (t == "str") {
+        shape.kind = TypeShape::Kind::String;
+    }
+    return shape;
+}
+
 } // namespace
+
+TypeShape parseTypeShape(const std::string& type) {
+    return parseTypeShapeAt(type, 0);
+}
 
 std::vector<SchemaArgument> schemaArguments(const std::string& schema) {
     std::vector<SchemaArgument> arguments;

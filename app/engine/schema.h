@@ -19,6 +19,22 @@ struct SchemaArgument {
 std::vector<SchemaArgument> schemaArguments(const std::string& schema);
 
 // What kind of value a type takes, for choosing an input source.
+// A type's structure, from either spelling LibTorch uses: schema text ("Tensor[]", "Tensor?",
+// "Dict(str, Tensor)", "(int, float)") or annotations ("List[Tensor]", "Optional[Tensor]",
+// "Tuple[int, float]", "Dict[str, Tensor]").
+struct TypeShape {
+    enum class Kind { Tensor, Int, Float, Bool, String, List, Tuple, Dict, Optional, Other };
+    Kind kind = Kind::Other;
+    std::string text; // as written, trimmed
+    // List: the element; Tuple: one per element; Dict: key, value; Optional: the inner type.
+    std::vector<TypeShape> elements;
+
+    bool isContainer() const {
+        return kind == Kind::List || kind == Kind::Tuple || kind == Kind::Dict;
+    }
+};
+TypeShape parseTypeShape(const std::string& type);
+
 enum class ArgumentClass { Tensor, Int, Float, Bool, String, IntList, FloatList, Optional, Other };
 ArgumentClass argumentClass(const std::string& type);
 

@@ -866,6 +866,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         return method.error();
     }
     RunResult result;
+    result.model = impl_->path;
     result.method = request.method;
     result.device = device->str();
     result.deviceName = device->is_cuda() ? cudaDeviceName(device->index(), nullptr) : "CPU";

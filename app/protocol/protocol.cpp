@@ -596,6 +596,7 @@ RunRequest runRequestFromCbor(const QCborMap& m) {
 
 QCborMap toCbor(const RunResult& r) {
     QCborMap m;
+    put(m, "model", text(r.model));
     put(m, "method", text(r.method));
     put(m, "device", text(r.device));
     put(m, "deviceName", text(r.deviceName));
@@ -626,6 +627,7 @@ QCborMap toCbor(const RunResult& r) {
 
 RunResult runResultFromCbor(const QCborMap& m) {
     RunResult r;
+    r.model = text(m, "model");
     r.method = text(m, "method");
     r.device = text(m, "device");
     r.deviceName = text(m, "deviceName");
