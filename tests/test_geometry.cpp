@@ -142,6 +142,8 @@ private Q_SLOTS:
         QTest::newRow("nearly flat") << quad({0, 0, 100, 0, 100, 1e-9, 0, 1e-9});
         QTest::newRow("not finite") << quad({0, 0, qInf(), 0, 100, 100, 0, 100});
         QTest::newRow("nan") << quad({0, 0, 100, 0, 100, qQNaN(), 0, 100});
+        // 100 long, 1 wide: a streak, not a picture.
+        QTest::newRow("sliver") << quad({0, 0, 100, 0, 100, 1, 0, 1});
     }
     void degenerateQuads() {
         QFETCH(Quad, target);
@@ -168,11 +170,19 @@ private Q_SLOTS:
             << Homography{1, 0, 0, 0, 1, 0, -0.01, 0, 1} << QStringLiteral("horizon");
         QTest::newRow("corner at infinity")
             << Homography{1, 0, 0, 0, 1, 0, -1.0 / 159, 0, 1} << QStringLiteral("infinity");
+        // The demo's matrix with h11 = h12 = 0 (typed one after the other): a sliver.
+        QTest::newRow("h11 = h12 = 0")
+            << Homography{0,          0,           -113.940803,     -0.123459034,
+                          1.08369596, -18.7109025, -2.36843824e-04, 1.23346447e-03,
+                          1}
+            << QStringLiteral("nearly collapsed");
     }
     void degenerateMatrices() {
         QFETCH(Homography, h);
         QFETCH(QString, why);
-        const auto problem = homographyProblem(h, 160, 120);
+        const int width = QByteArray(QTest::currentDataTag()) == "h11 = h12 = 0" ? 640 : 160;
+        const int height = width == 640 ? 480 : 120;
+        const auto problem = homographyProblem(h, width, height);
         QVERIFY(problem.has_value());
         QVERIFY2(QString::fromStdString(*problem).contains(why), problem->c_str());
     }

@@ -158,6 +158,37 @@ private Q_SLOTS:
         QVERIFY(corners && std::abs((*corners)[1].x - 158) < 1e-9 &&
                 std::abs((*corners)[1].y - 10) < 1e-9);
         QCOMPARE(editor_->undoStack()->count(), 2);
+        QVERIFY(editor_->matrixNote().isEmpty()); // an applied edit clears the note
+    }
+
+    void slivers() {
+        // With h11 = 0 every x maps to 5 / w: the image becomes a streak a few pixels wide,
+        // refused like a collapsed quad (it would show a blank output).
+        WarpState state = editor_->state();
+        state.matrix = Homography{1, 0, 5, 0, 1, 0, 0.002, 0, 1};
+        QVERIFY(editor_->applyState(state, QStringLiteral("perspective")));
+        auto* h11 = editor_->findChild<QLineEdit*>(QStringLiteral("h11"));
+        h11->setText(QStringLiteral("0"));
+        Q_EMIT h11->editingFinished();
+        QCOMPARE(editor_->matrix()[0], 1.0);
+        QVERIFY2(editor_->matrixNote().contains(QStringLiteral("nearly collapsed")),
+                 qPrintable(editor_->matrixNote()));
+    }
+
+    void newImageDropsTheOldCustomSize() {
+        WarpState state = editor_->state();
+        state.outputSize = OutputSize::Custom;
+        state.outputWidth = 40;
+        state.outputHeight = 30;
+        editor_->applyState(state, QStringLiteral("custom"));
+        QImage other(333, 222, QImage::Format_RGBA8888);
+        other.fill(Qt::darkCyan);
+        editor_->setImage(other, QStringLiteral("other.png"));
+        QCOMPARE(editor_->state().outputSize, OutputSize::Source);
+        QCOMPARE(editor_->state().outputWidth, 333);
+        QCOMPARE(editor_->state().outputHeight, 222);
+        QVERIFY2(editor_->message().contains(QStringLiteral("previous image")),
+                 qPrintable(editor_->message()));
     }
 
     void degenerateDragIsRefusedVisibly() {
@@ -195,6 +226,10 @@ private Q_SLOTS:
         QCOMPARE(editor_->matrix()[4], 1.0);
         QVERIFY(editor_->message().contains(QStringLiteral("singular")));
         QVERIFY(!h22->styleSheet().isEmpty());
+        // The reason shows next to the matrix, not only in the field's tooltip.
+        QVERIFY2(editor_->matrixNote().contains(QStringLiteral("h22")) &&
+                     editor_->matrixNote().contains(QStringLiteral("singular")),
+                 qPrintable(editor_->matrixNote()));
         Q_UNUSED(h21);
         // The decomposition: rotate by 90 degrees; the other values stay exact.
         auto* rotation = editor_->findChild<QLineEdit*>(QStringLiteral("rotation"));

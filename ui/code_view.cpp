@@ -306,8 +306,35 @@ bool CodeView::find(const QString& text, bool backwards) {
         editor_->setTextCursor(cursor);
         found = editor_->find(text, flags);
     }
-    findStatus_->setText(found ? QString() : tr("Not found"));
-    return found;
+    if (!found) {
+        findStatus_->setText(tr("Not found"));
+        return false;
+    }
+    // "3 of 17": where this match is among all of them (case-insensitive, as find() matches).
+    const QString all = editor_->toPlainText();
+    const int here = editor_->textCursor().selectionStart();
+    int count = 0, current = 0;
+    for (int at = all.indexOf(text, 0, Qt::CaseInsensitive); at >= 0;
+         at = all.indexOf(text, at + 1, Qt::CaseInsensitive)) {
+        ++count;
+        if (at <= here) {
+            current = count;
+        }
+    }
+    findStatus_->setText(tr("%1 of %2").arg(current).arg(count));
+    return true;
+}
+
+QString CodeView::findStatus() const {
+    return findStatus_->text();
+}
+
+void CodeView::setLineWrap(bool on) {
+    editor_->setLineWrapMode(on ? QPlainTextEdit::WidgetWidth : QPlainTextEdit::NoWrap);
+}
+
+bool CodeView::lineWrap() const {
+    return editor_->lineWrapMode() != QPlainTextEdit::NoWrap;
 }
 
 } // namespace scriptscope

@@ -59,6 +59,11 @@ public:
     void showFind();
     // Finds the next (or previous) match from the cursor; wraps around. Returns false if none.
     bool find(const QString& text, bool backwards = false);
+    // "3 of 17" after a match, "Not found", or empty.
+    QString findStatus() const;
+    // Long lines (IR lines with their source comments) wrap at the view's width.
+    void setLineWrap(bool on);
+    bool lineWrap() const;
 
 private:
     CodeEditor* editor_;

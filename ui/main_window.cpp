@@ -39,6 +39,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -187,6 +188,24 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::placeOnScreen(const QSize& preferred) {
+    // Never larger than the screen (QT_SCALE_FACTOR=2 on a 1920x1080 screen leaves 960x540).
+    const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    if (!screen) {
+        resize(preferred);
+        return;
+    }
+    const QRect available = screen->availableGeometry();
+    const bool saved =
+        !QSettings().value(QStringLiteral("window/geometry")).toByteArray().isEmpty();
+    QSize size = saved ? this->size() : preferred;
+    size = size.boundedTo(QSize(available.width() * 95 / 100, available.height() * 95 / 100));
+    resize(size);
+    if (!saved || !available.contains(frameGeometry())) {
+        move(available.center() - QPoint(size.width() / 2, size.height() / 2));
+    }
+}
+
 void MainWindow::buildUi() {
     pages_ = new QStackedWidget(this);
 
@@ -260,15 +279,12 @@ void MainWindow::buildUi() {
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(4, 4, 0, 4);
     filter_ = new QLineEdit(left);
-    filter_->setPlaceholderText(tr("Filter modules by name or type"));
+    filter_->setPlaceholderText(tr("Filter modules by name, path (features.0) or type"));
     filter_->setClearButtonEnabled(true);
     tree_ = new QTreeView(left);
     treeModel_ = new ModuleTreeModel(this);
-    treeProxy_ = new QSortFilterProxyModel(this);
+    treeProxy_ = new ModuleFilterModel(this);
     treeProxy_->setSourceModel(treeModel_);
-    treeProxy_->setRecursiveFilteringEnabled(true);
-    treeProxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    treeProxy_->setFilterKeyColumn(-1);
     tree_->setModel(treeProxy_);
     tree_->setUniformRowHeights(true);
     tree_->setAlternatingRowColors(true);
@@ -286,7 +302,7 @@ void MainWindow::buildUi() {
     leftLayout->addWidget(filter_);
     leftLayout->addWidget(tree_);
     connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
-        treeProxy_->setFilterFixedString(text);
+        treeProxy_->setFilterText(text);
         tree_->expandAll();
     });
     connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this]() {
@@ -339,6 +355,15 @@ void MainWindow::buildUi() {
     graphBar->addWidget(new QLabel(tr("Method:"), graphPage));
     graphBar->addWidget(graphMethod_, 1);
     graphBar->addWidget(inlined_);
+    auto* wrap = new QCheckBox(tr("&Wrap lines"), graphPage);
+    wrap->setObjectName(QStringLiteral("graphWrap"));
+    wrap->setToolTip(tr("Wrap long IR lines (their source comments) at the view's width"));
+    graphBar->addWidget(wrap);
+    connect(wrap, &QCheckBox::toggled, this, [this](bool on) {
+        graph_->setLineWrap(on);
+        QSettings().setValue(QStringLiteral("view/wrapGraph"), on);
+    });
+    wrap->setChecked(QSettings().value(QStringLiteral("view/wrapGraph"), false).toBool());
     graphLayout->addLayout(graphBar);
     graphLayout->addWidget(graph_);
     tabs_->addTab(graphPage, tr("&Graph"));
@@ -534,6 +559,14 @@ void MainWindow::reload() {
 
 void MainWindow::showModel(const ModelInfo& info) {
     clearError();
+    const bool otherModel = pendingFile_ != currentFile_;
+    if (otherModel) {
+        // Nothing of the previous model may show under this one: its filter, selection, details,
+        // code, graph and the profile's times go.
+        const QSignalBlocker blocker(filter_);
+        filter_->clear();
+        treeProxy_->setFilterText(QString());
+    }
     model_ = info;
     inlinedGraph_.clear();
     graphRequest_ = 0;
@@ -564,6 +597,11 @@ void MainWindow::showModel(const ModelInfo& info) {
     }
     tree_->setCurrentIndex(treeProxy_->mapFromSource(select));
     tree_->scrollTo(tree_->currentIndex());
+    // The model reset may leave the current index where it was without a signal: show the
+    // selected module of this model in every view.
+    showModuleDetails();
+    showCode();
+    showGraph();
 
     statusFile_->setText(
         QStringLiteral("%1 (%2)").arg(currentFile_, q(formatBytes(info.probe.fileSize))));
@@ -596,6 +634,11 @@ void MainWindow::showError(const Error& error) {
     bannerPreview_->setVisible(archiveProblem && QFileInfo(pendingFile_).isFile());
     banner_->parentWidget()->show();
     pages_->setCurrentIndex(1);
+    // Keyboard shortcuts (Ctrl+O) need a focused widget in this window: the start page's widget
+    // that had it is hidden now.
+    if (QWidget* focus = QApplication::focusWidget(); !focus || !focus->isVisible()) {
+        tree_->setFocus(Qt::OtherFocusReason);
+    }
     Q_EMIT errorShown(message);
 }
 
@@ -629,7 +672,7 @@ void MainWindow::selectModule(const QString& path) {
 void MainWindow::showModuleDetails() {
     detailsModel_->clear();
     detailsModel_->setHorizontalHeaderLabels(
-        {tr("Name"), tr("Shape / type"), tr("Dtype / value"), tr("Size")});
+        {tr("Name"), tr("Shape / type"), tr("Dtype / value"), tr("Size"), tr("Statistics")});
     const ModuleInfo* m = selectedModule();
     if (!m) {
         detailsHeader_->clear();
@@ -647,10 +690,31 @@ void MainWindow::showModuleDetails() {
         detailsModel_->appendRow(item);
         return item;
     };
-    auto tensorRow = [](const TensorInfo& t) {
+    auto tensorRow = [this](const TensorInfo& t) {
         // The last column is filled by "Compute statistics".
-        return row(
-            {q(t.name), q(formatShape(t.shape)), q(t.dtype), q(formatBytes(t.bytes)), QString()});
+        QString dtype = q(t.dtype);
+        const QString quantization = q(describeQuantization(t));
+        if (!t.qscheme.empty()) {
+            dtype += t.axis >= 0
+                         ? tr(", per channel (axis %1)").arg(t.axis)
+                         : tr(", scale %1, zero point %2").arg(t.scale, 0, 'g', 4).arg(t.zeroPoint);
+        }
+        if (t.packed) {
+            dtype += tr(" · packed");
+        }
+        auto items =
+            row({q(t.name), q(formatShape(t.shape)), dtype, q(formatBytes(t.bytes)), QString()});
+        if (t.packed || !quantization.isEmpty()) {
+            const QString tip =
+                (t.packed ? tr("Unpacked from the quantized module's %1 (%2)")
+                                .arg(q(t.packedIn), q(t.dtype))
+                          : q(t.dtype)) +
+                (quantization.isEmpty() ? QString() : QStringLiteral("\n") + quantization);
+            for (auto* item : items) {
+                item->setToolTip(tip);
+            }
+        }
+        return items;
     };
     auto* parameters = section(tr("Parameters"), static_cast<int>(m->parameters.size()));
     for (const auto& t : m->parameters) {
@@ -671,10 +735,13 @@ void MainWindow::showModuleDetails() {
     }
     statisticsButton_->setEnabled(!m->parameters.empty() || !m->buffers.empty());
     details_->expandAll();
-    details_->resizeColumnToContents(0);
-    details_->resizeColumnToContents(1);
-    // Long method schemas would push the other columns out of view; they are in the tooltips.
-    details_->setColumnWidth(1, std::min(details_->columnWidth(1), 320));
+    // Long method schemas and values would push the other columns out of view; they are in the
+    // tooltips.
+    for (int column = 0; column < 4; ++column) {
+        details_->resizeColumnToContents(column);
+    }
+    details_->setColumnWidth(1, std::min(details_->columnWidth(1), 240));
+    details_->setColumnWidth(2, std::min(details_->columnWidth(2), 300));
 
     for (QComboBox* combo : {codeMethod_, graphMethod_}) {
         const QString previous = combo->currentText();
@@ -900,6 +967,22 @@ void MainWindow::applyTheme(const QString& theme) {
                dark ? QColor(0x80, 0x80, 0x80) : QColor(0x90, 0x90, 0x90));
     p.setColor(QPalette::Highlight, QColor(0x2f, 0x7d, 0xd1));
     p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Light, dark ? QColor(0x4a, 0x4a, 0x4a) : Qt::white);
+    p.setColor(QPalette::Midlight, dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xe3, 0xe3, 0xe3));
+    p.setColor(QPalette::Mid, dark ? QColor(0x70, 0x70, 0x70) : QColor(0xa0, 0xa0, 0xa0));
+    p.setColor(QPalette::Dark, dark ? QColor(0x18, 0x18, 0x18) : QColor(0xa0, 0xa0, 0xa0));
+    p.setColor(QPalette::Shadow, dark ? Qt::black : QColor(0x60, 0x60, 0x60));
+    // Disabled widgets must look disabled: dimmed text on both themes.
+    const QColor disabledText = dark ? QColor(0x6e, 0x6e, 0x6e) : QColor(0xa0, 0xa0, 0xa0);
+    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText,
+                            QPalette::HighlightedText, QPalette::PlaceholderText}) {
+        p.setColor(QPalette::Disabled, role, disabledText);
+    }
+    p.setColor(QPalette::Disabled, QPalette::Button,
+               dark ? QColor(0x32, 0x32, 0x32) : QColor(0xec, 0xec, 0xec));
+    p.setColor(QPalette::Disabled, QPalette::Base, window);
+    p.setColor(QPalette::Disabled, QPalette::Highlight,
+               dark ? QColor(0x44, 0x44, 0x44) : QColor(0xc8, 0xc8, 0xc8));
     QApplication::setPalette(p);
 }
 

@@ -33,6 +33,7 @@ class WarpEditor;
 class RunPanel;
 class SafePreview;
 class ModuleTreeModel;
+class ModuleFilterModel;
 class WorkerClient;
 struct Error;
 
@@ -62,8 +63,14 @@ public:
     void reload();
     void selectModule(const QString& path);
 
+    // Sizes the window to `preferred` (or the saved size), within the screen's available area.
+    void placeOnScreen(const QSize& preferred);
+
     // For tests and screenshots.
     QString currentFile() const { return currentFile_; }
+    QLineEdit* moduleFilter() const { return filter_; }
+    CodeView* codeView() const { return code_; }
+    CodeView* graphView() const { return graph_; }
     QString errorText() const;
     QString codeText() const;
     QString graphText() const;
@@ -139,7 +146,7 @@ private:
     QLineEdit* filter_ = nullptr;
     QTreeView* tree_ = nullptr;
     ModuleTreeModel* treeModel_ = nullptr;
-    QSortFilterProxyModel* treeProxy_ = nullptr;
+    ModuleFilterModel* treeProxy_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QLabel* detailsHeader_ = nullptr;
     QTreeView* details_ = nullptr;

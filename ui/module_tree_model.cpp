@@ -227,4 +227,30 @@ void ShareBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opti
     QStyledItemDelegate::paint(painter, option, index);
 }
 
+ModuleFilterModel::ModuleFilterModel(QObject* parent)
+    : QSortFilterProxyModel(parent) {
+    setRecursiveFilteringEnabled(true);
+}
+
+void ModuleFilterModel::setFilterText(const QString& text) {
+    text_ = text.trimmed();
+    invalidateFilter();
+}
+
+bool ModuleFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
+    if (text_.isEmpty()) {
+        return true;
+    }
+    const QModelIndex index = sourceModel()->index(sourceRow, 0, sourceParent);
+    for (const QVariant& field :
+         {index.data(Qt::DisplayRole), index.data(ModuleTreeModel::PathRole),
+          index.data(ModuleTreeModel::TypeRole),
+          sourceModel()->index(sourceRow, ModuleTreeModel::TypeColumn, sourceParent).data()}) {
+        if (field.toString().contains(text_, Qt::CaseInsensitive)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace scriptscope

@@ -4,6 +4,7 @@
 #include <model_info.h>
 
 #include <QAbstractItemModel>
+#include <QSortFilterProxyModel>
 #include <QStyledItemDelegate>
 
 #include <run_types.h>
@@ -54,6 +55,24 @@ private:
     std::vector<Node> nodes_; // nodes_[i].module == i
     std::unordered_map<std::string, ModuleTime> times_;
     double profiledMs_ = 0;
+};
+
+// The module filter: a module matches when the text is part of its name, its dotted path
+// ("features.0.0"), its short type or its qualified type ("torch.nn.modules.conv"), ignoring
+// case; its ancestors stay to show where it is.
+class ModuleFilterModel : public QSortFilterProxyModel {
+    Q_OBJECT
+
+public:
+    explicit ModuleFilterModel(QObject* parent = nullptr);
+    void setFilterText(const QString& text);
+    const QString& filterText() const { return text_; }
+
+protected:
+    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+
+private:
+    QString text_;
 };
 
 // Draws a cell's ShareRole as a bar behind its text (the module tree's Time column).

@@ -284,6 +284,13 @@ void WarpEditor::buildUi() {
     matrixButtons->addWidget(normalize);
     matrixButtons->addWidget(reset);
     matrixGrid->addLayout(matrixButtons, 3, 0, 1, 3);
+    // Why a typed entry was refused, next to the entry (not only in its tooltip).
+    matrixNote_ = new QLabel(matrixBox);
+    matrixNote_->setObjectName(QStringLiteral("matrixNote"));
+    matrixNote_->setWordWrap(true);
+    matrixNote_->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold;"));
+    matrixNote_->hide();
+    matrixGrid->addWidget(matrixNote_, 4, 0, 1, 3);
     panelLayout->addWidget(matrixBox);
     connect(invert, &QPushButton::clicked, this, [this]() {
         if (const auto inverse = inverted(state_.matrix)) {
@@ -461,7 +468,19 @@ bool WarpEditor::openImage(const QString& path) {
 void WarpEditor::setImage(const QImage& image, const QString& path) {
     source_ = image.convertToFormat(QImage::Format_RGBA8888);
     imagePath_ = path;
+    const QSize previous = sourceSize_;
+    sourceSize_ = source_.size();
     sourceView_->setPicture(source_);
+    QString sizeNote;
+    if (state_.outputSize == OutputSize::Custom && previous.isValid() &&
+        previous != source_.size() && !restoring_) {
+        // A custom size chosen for another image would crop this one: start from its own size.
+        state_.outputSize = OutputSize::Source;
+        sizeNote = tr(" The custom output size %1 x %2 was for the previous image: the output "
+                      "is this image's size now.")
+                       .arg(state_.outputWidth)
+                       .arg(state_.outputHeight);
+    }
     if (state_.outputSize != OutputSize::Custom) {
         state_.outputWidth = source_.width();
         state_.outputHeight = source_.height();
@@ -474,9 +493,10 @@ void WarpEditor::setImage(const QImage& image, const QString& path) {
         undo_->clear();
     }
     setMessage(tr("%1: %2 x %3 pixels")
-                   .arg(path.isEmpty() ? tr("Image") : QFileInfo(path).fileName())
-                   .arg(source_.width())
-                   .arg(source_.height()),
+                       .arg(path.isEmpty() ? tr("Image") : QFileInfo(path).fileName())
+                       .arg(source_.width())
+                       .arg(source_.height()) +
+                   sizeNote,
                false);
     display(state_, true);
     fitViews();
@@ -577,6 +597,7 @@ void WarpEditor::updateFields(const WarpState& state) {
         }
         markField(matrixFields_[i], false);
     }
+    showMatrixNote(QString());
     const auto d = decompose(state.matrix);
     for (size_t i = 0; i < 8; ++i) {
         QLineEdit* field = decompositionFields_[i];
@@ -690,6 +711,15 @@ bool WarpEditor::isFullResolutionCurrent() const {
     return fullRender_ != 0 && fullRender_ == fullWanted_ && shownState_ == state_ && !dragging_;
 }
 
+void WarpEditor::showMatrixNote(const QString& text) {
+    matrixNote_->setText(text);
+    matrixNote_->setVisible(!text.isEmpty());
+}
+
+QString WarpEditor::matrixNote() const {
+    return matrixNote_->isVisibleTo(this) ? matrixNote_->text() : QString();
+}
+
 void WarpEditor::setMessage(const QString& text, bool problem) {
     message_->setText(text);
     message_->setStyleSheet(problem ? QStringLiteral("color: #c62828; font-weight: bold;")
@@ -764,6 +794,7 @@ void WarpEditor::matrixEdited(int index) {
     if (!ok || !std::isfinite(plain)) {
         markField(field, true, tr("Not a number"));
         setMessage(tr("Not applied: '%1' is not a number").arg(field->text()), true);
+        showMatrixNote(tr("%1: '%2' is not a number").arg(field->objectName(), field->text()));
         return;
     }
     if (formatNumber(plain) == formatNumber(state_.matrix[static_cast<size_t>(index)])) {
@@ -775,6 +806,9 @@ void WarpEditor::matrixEdited(int index) {
     if (auto problem = homographyProblem(next, source_.width(), source_.height())) {
         markField(field, true, QString::fromStdString(*problem));
         setMessage(tr("Not applied: %1").arg(QString::fromStdString(*problem)), true);
+        showMatrixNote(
+            tr("%1 = %2 not applied: %3")
+                .arg(field->objectName(), field->text(), QString::fromStdString(*problem)));
         return;
     }
     setMatrix(next, tr("Edit h%1%2").arg(index / 3 + 1).arg(index % 3 + 1));
@@ -796,6 +830,7 @@ void WarpEditor::decompositionEdited() {
         }
         if (!ok || !std::isfinite(value)) {
             markField(field, true, tr("Not a number"));
+            showMatrixNote(tr("'%1' is not a number").arg(field->text()));
             return;
         }
         double& target = decompositionField(d, i);
@@ -813,6 +848,7 @@ void WarpEditor::decompositionEdited() {
     if (auto problem = homographyProblem(next, source_.width(), source_.height())) {
         setMessage(tr("Not applied: %1").arg(QString::fromStdString(*problem)), true);
         updateFields(state_);
+        showMatrixNote(tr("%1 not applied: %2").arg(changed, QString::fromStdString(*problem)));
         return;
     }
     setMatrix(next, tr("Edit %1").arg(changed));

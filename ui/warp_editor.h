@@ -60,6 +60,8 @@ public:
     ImageCanvas* sourceView() const { return sourceView_; }
     ImageCanvas* outputView() const { return outputView_; }
     QString message() const;
+    // Why the last typed matrix or decomposition entry was refused; empty once one applies.
+    QString matrixNote() const;
     // The last full-resolution render of the current state (null while one is pending).
     QImage fullResolutionImage() const;
     bool isFullResolutionCurrent() const;
@@ -88,6 +90,7 @@ private:
     void updateFields(const WarpState& state);
     void updateOverlays();
     void setMessage(const QString& text, bool problem);
+    void showMatrixNote(const QString& text);
     void dragHandle(int index, QPointF position);
     void finishDrag();
     void nudgeHandle(int index, QPointF delta);
@@ -117,6 +120,8 @@ private:
     ImageCanvas* outputView_ = nullptr;
     QToolBar* toolbar_ = nullptr;
     QLabel* message_ = nullptr;
+    QLabel* matrixNote_ = nullptr;
+    QSize sourceSize_;
     QLabel* pixel_ = nullptr;
     QLabel* timing_ = nullptr;
     QButtonGroup* mode_ = nullptr;

@@ -114,6 +114,9 @@ Quad imageCorners(int width, int height) {
     return {Point{0, 0}, Point{w, 0}, Point{w, h}, Point{0, h}};
 }
 
+// The least area of a quad, as a share of the square on its longest extent (a square has 1/2).
+constexpr double kMinQuadFullness = 0.02;
+
 std::optional<std::string> quadProblem(const Quad& quad) {
     for (const Point& p : quad) {
         if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
@@ -143,6 +146,19 @@ std::optional<std::string> quadProblem(const Quad& quad) {
                                "round in order: top-left, top-right, bottom-right, bottom-left)");
         }
         sign = turn;
+    }
+    // A sliver (a quad thinner than 1/50 of its longest extent, as h11 = h12 = 0 makes of an
+    // image) shows as a blank or a streak: it counts as collapsed too.
+    double area = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        area += quad[i].x * quad[(i + 1) % 4].y - quad[(i + 1) % 4].x * quad[i].y;
+    }
+    area = std::abs(area) / 2;
+    if (area < kMinQuadFullness * extent * extent) {
+        return std::string("the quad is nearly collapsed: a sliver ") +
+               std::to_string(
+                   static_cast<int>(std::lround(extent * extent / std::max(area, 1e-300)))) +
+               " times longer than it is wide";
     }
     return std::nullopt;
 }

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
 
     scriptscope::WorkerClient worker;
     scriptscope::MainWindow window(&worker);
-    window.resize(1280, 800);
+    window.placeOnScreen(QSize(1280, 800));
     // The demo's matrix rectifies the photo's page to 200 x 280 pixels (resources/make_demo.py).
     window.restoreWarpSession(demoFile(QStringLiteral("demo.png")),
                               demoFile(QStringLiteral("demo_warp.npy")), QSize(200, 280));

@@ -1,0 +1,334 @@
+// Real models through the GUI and the real worker, offscreen, as a new user meets them: a scripted
+// torchvision detector fed a list of two images (its detections equal Python's), a quantized
+// classifier's packed weights in the details, inputs that are not images starting empty, and the
+// sequences in which state of the previous model must not show under the next one (filter,
+// selection, details, code, outputs; runs named by model). Also the friction points: the filter
+// on dotted paths and types, find's match count, wrapping, Ctrl+O after an error, top-k rows.
+#include "gui_test_support.h"
+#include "test_support.h"
+
+#include <code_view.h>
+#include <input_table.h>
+#include <main_window.h>
+#include <module_tree_model.h>
+#include <output_models.h>
+#include <run_panel.h>
+#include <worker_client.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTimer>
+#include <QTreeView>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+using scriptscope::test::readText;
+using scriptscope::test::saveScreenshot;
+
+namespace {
+
+QString fx(const std::string& name) {
+    return QString::fromStdString(fixture(name));
+}
+
+const OutputValue* child(const OutputValue& v, const std::string& key) {
+    for (const auto& c : v.children) {
+        if (c.key == key || c.key == "'" + key + "'") {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestRealModelsGui : public QObject {
+    Q_OBJECT
+
+private:
+    WorkerClient* worker_ = nullptr;
+    MainWindow* window_ = nullptr;
+    RunPanel* panel_ = nullptr;
+
+    bool open(const QString& path) {
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        QSignalSpy error(window_, &MainWindow::errorShown);
+        window_->openFile(path);
+        QElapsedTimer waited;
+        waited.start();
+        while (shown.isEmpty() && error.isEmpty() && waited.elapsed() < 120000) {
+            shown.wait(200); // returns early when the model is shown
+        }
+        if (!error.isEmpty()) {
+            qWarning() << "open failed:" << error.first().first().toString();
+        }
+        return !shown.isEmpty();
+    }
+
+    bool run() {
+        QSignalSpy shown(panel_, &RunPanel::runShown);
+        QSignalSpy failed(panel_, &RunPanel::runFailed);
+        panel_->runOnce();
+        if (failed.isEmpty()) {
+            [&]() { QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !failed.isEmpty(), 180000); }();
+        }
+        if (!failed.isEmpty()) {
+            qWarning() << "run failed:" << panel_->statusText();
+        }
+        return !shown.isEmpty();
+    }
+
+    // Every (name, dtype column) under the Parameters section of the details.
+    QStringList parameterRows() const {
+        QStringList rows;
+        QStandardItem* parameters = window_->detailsModel()->item(0);
+        for (int r = 0; parameters && r < parameters->rowCount(); ++r) {
+            rows << parameters->child(r, 0)->text() + QLatin1Char('|') +
+                        parameters->child(r, 2)->text();
+        }
+        return rows;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        // The detector calls torchvision::nms: the person has loaded torchvision's library.
+        const QString torchvision =
+            QString::fromStdString(readText(fixture("torchvision_library.txt"))).trimmed();
+        QVERIFY2(!torchvision.isEmpty(), "torchvision's operator library was not found");
+        QSettings().setValue(QStringLiteral("operatorLibraries"), QStringList{torchvision});
+        worker_ = new WorkerClient(this);
+        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+        window_ = new MainWindow(worker_);
+        window_->resize(1280, 800);
+        window_->show();
+        panel_ = window_->runPanel();
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void noStateOfThePreviousModel() {
+        QVERIFY(open(fx("rich.pt")));
+        // Filter, select a module deep in the tree, look at its code.
+        window_->moduleFilter()->setText(QStringLiteral("features.1"));
+        window_->selectModule(QStringLiteral("features.1"));
+        QVERIFY2(window_->detailsModel()->rowCount() > 0, "no details");
+        const QString richCode = window_->codeText();
+        QVERIFY(!richCode.isEmpty());
+        // Another model: nothing of rich.pt remains.
+        QVERIFY(open(fx("wrap_rnn.pt")));
+        QVERIFY(window_->moduleFilter()->text().isEmpty());
+        QVERIFY(window_->moduleTree()->model()->rowCount() > 0);
+        const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
+        QCOMPARE(window_->codeText().toStdString(),
+                 expected["code"][":forward"].get<std::string>());
+        QVERIFY(window_->codeText() != richCode);
+        const auto& model = window_->model();
+        QCOMPARE(QString::fromStdString(model.path), fx("wrap_rnn.pt"));
+        // The details are the new root's.
+        QCOMPARE(window_->moduleTree()->currentIndex().data(ModuleTreeModel::PathRole).toString(),
+                 QString());
+    }
+
+    void runsCarryTheirModel() {
+        QVERIFY(open(fx("mycell_scripted.pt")));
+        window_->workspaces()->setCurrentWidget(panel_);
+        // MyCell's x and h are no images: they start as empty shapes to type.
+        InputTable* inputs = panel_->inputTable();
+        QCOMPARE(inputs->source(0), QStringLiteral("random"));
+        QCOMPARE(inputs->value(0), QString());
+        QCOMPARE(inputs->source(1), QStringLiteral("random"));
+        QSignalSpy failed(panel_, &RunPanel::runFailed);
+        panel_->runOnce();
+        QCOMPARE(failed.count(), 1);
+        QVERIFY2(panel_->statusText().contains(QStringLiteral("'x'")) &&
+                     panel_->statusText().contains(QStringLiteral("shape")),
+                 qPrintable(panel_->statusText()));
+        panel_->setInput(0, QStringLiteral("ones"), QStringLiteral("3x4"));
+        panel_->setInput(1, QStringLiteral("zeros"), QStringLiteral("3x4"));
+        panel_->iterationsBox()->setValue(2);
+        QVERIFY(run());
+        QVERIFY(panel_->lastResult().has_value());
+        // A [3, 4] output: top-k of one row at a time, and the note says so.
+        QVERIFY2(panel_->topKNote().contains(QStringLiteral("Row 0 of 3")),
+                 qPrintable(panel_->topKNote()));
+        QCOMPARE(panel_->topKModel()->rowCount(), 4);
+
+        // Another model: the outputs go, the history keeps both runs with their model named.
+        QVERIFY(open(fx("lstm.pt")));
+        QVERIFY(!panel_->lastResult().has_value());
+        QCOMPARE(panel_->outputModel()->rowCount(), 0);
+        QCOMPARE(panel_->inputTable()->source(0), QStringLiteral("random"));
+        panel_->setInput(0, QStringLiteral("random"), QStringLiteral("7x2x6"));
+        QVERIFY(run());
+        auto* history = panel_->historyModel();
+        QCOMPARE(history->rowCount(), 2);
+        QCOMPARE(history->index(0, RunHistoryModel::ModelColumn).data().toString(),
+                 QStringLiteral("mycell_scripted.pt"));
+        QCOMPARE(history->index(1, RunHistoryModel::ModelColumn).data().toString(),
+                 QStringLiteral("lstm.pt"));
+        QVERIFY(history->runs().back().label.contains(QStringLiteral("lstm.pt")));
+        // A 3-D output is not ranked: the note says why instead of a blank tab.
+        QVERIFY2(panel_->topKNote().contains(QStringLiteral("[7, 2, 3]")),
+                 qPrintable(panel_->topKNote()));
+    }
+
+    void detectorTakesAListOfImages() {
+        QVERIFY(open(fx("ssdlite.pt")));
+        InputTable* inputs = panel_->inputTable();
+        QCOMPARE(inputs->arguments().size(), size_t(2));
+        // images: Tensor[] is built from element rows; targets defaults to None.
+        QCOMPARE(inputs->source(0), QStringLiteral("elements"));
+        QCOMPARE(inputs->source(1), QStringLiteral("default"));
+        QCOMPARE(inputs->elementCount(0), 1);
+        inputs->setElement(0, 0, QStringLiteral("image"), fx("det_a.png"));
+        inputs->setElement(0, 1, QStringLiteral("image"), fx("det_b.png"));
+        QCOMPARE(inputs->elementCount(0), 2);
+        // Python's preprocessing of the fixture: RGB, /255, CHW, no batch (the element's default).
+        panel_->iterationsBox()->setValue(1);
+        panel_->warmupBox()->setValue(0);
+        QVERIFY(run());
+        const RunResult& result = *panel_->lastResult();
+        const auto expected = nlohmann::json::parse(readText(fixture("ssdlite.outputs.json")));
+        // (losses, detections): one dict per image.
+        QCOMPARE(result.output.kind, OutputValue::Kind::Tuple);
+        QCOMPARE(result.output.children.size(), size_t(2));
+        const OutputValue& detections = result.output.children[1];
+        QCOMPARE(detections.children.size(), size_t(2));
+        for (size_t i = 0; i < 2; ++i) {
+            const auto& want = expected["images"][i];
+            const OutputValue* boxes = child(detections.children[i], "boxes");
+            const OutputValue* scores = child(detections.children[i], "scores");
+            const OutputValue* labels = child(detections.children[i], "labels");
+            QVERIFY(boxes && scores && labels);
+            QCOMPARE(boxes->shape.front(), want["num_boxes"].get<int64_t>());
+            for (size_t b = 0; b < want["scores"].size(); ++b) {
+                QVERIFY(std::abs(static_cast<double>(scores->values[b]) -
+                                 want["scores"][b].get<double>()) < 1e-5);
+                QCOMPARE(static_cast<int64_t>(labels->values[b]), want["labels"][b].get<int64_t>());
+                for (size_t c = 0; c < 4; ++c) {
+                    QVERIFY(std::abs(static_cast<double>(boxes->values[b * 4 + c]) -
+                                     want["boxes"][b][c].get<double>()) < 1e-3);
+                }
+            }
+        }
+        saveScreenshot(window_, QStringLiteral("run-detector"));
+        // Removing an element leaves one image; an element that does not fit is named.
+        inputs->setElement(0, 1, QStringLiteral("value"), QStringLiteral("3"));
+        QSignalSpy failed(panel_, &RunPanel::runFailed);
+        panel_->runOnce();
+        QCOMPARE(failed.count(), 1);
+        QVERIFY2(panel_->statusText().contains(QStringLiteral("'images', element 1")),
+                 qPrintable(panel_->statusText()));
+        inputs->removeElement(0, 1);
+        QCOMPARE(inputs->elementCount(0), 1);
+    }
+
+    void quantizedWeightsAreShown() {
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        QVERIFY(window_->model().parameterCount > 3000000);
+        window_->workspaces()->setCurrentIndex(0);
+        window_->selectModule(QStringLiteral("features.0.0"));
+        const QStringList rows = parameterRows();
+        QVERIFY2(rows.size() == 2, qPrintable(rows.join(QLatin1Char(';'))));
+        QVERIFY2(rows[0].startsWith(QStringLiteral("weight|qint8, per channel (axis 0)")) &&
+                     rows[0].endsWith(QStringLiteral("packed")),
+                 qPrintable(rows[0]));
+        QVERIFY2(rows[1].startsWith(QStringLiteral("bias|float32")), qPrintable(rows[1]));
+        // Statistics on demand: of the dequantized values.
+        QSignalSpy shown(window_, &MainWindow::statisticsShown);
+        window_->requestStatistics();
+        QVERIFY(shown.wait(60000));
+        QStandardItem* parameters = window_->detailsModel()->item(0);
+        QVERIFY2(parameters->child(0, 4)->text().contains(QStringLiteral("mean")),
+                 qPrintable(parameters->child(0, 4)->text()));
+        saveScreenshot(window_, QStringLiteral("quantized-details"));
+    }
+
+    void filterFindAndWrap() {
+        QVERIFY(open(fx("rich.pt")));
+        auto* tree = window_->moduleTree();
+        auto visiblePaths = [&]() {
+            QStringList paths;
+            std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+                for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
+                    const QModelIndex index = tree->model()->index(r, 0, parent);
+                    paths << index.data(ModuleTreeModel::PathRole).toString();
+                    walk(index);
+                }
+            };
+            walk({});
+            return paths;
+        };
+        window_->moduleFilter()->setText(QStringLiteral("features.1"));
+        QVERIFY2(visiblePaths().contains(QStringLiteral("features.1")),
+                 qPrintable(visiblePaths().join(QLatin1Char(','))));
+        QVERIFY(!visiblePaths().contains(QStringLiteral("features.0")));
+        // The qualified type: torch.nn.modules.batchnorm matches the BatchNorm2d modules.
+        window_->moduleFilter()->setText(QStringLiteral("modules.batchnorm"));
+        QVERIFY2(visiblePaths().contains(QStringLiteral("features.1")),
+                 qPrintable(visiblePaths().join(QLatin1Char(','))));
+        window_->moduleFilter()->clear();
+        window_->selectModule(QString());
+        CodeView* graph = window_->graphView();
+        QVERIFY(graph->find(QStringLiteral("aten::")));
+        QVERIFY2(graph->findStatus().startsWith(QStringLiteral("1 of ")),
+                 qPrintable(graph->findStatus()));
+        QVERIFY(graph->find(QStringLiteral("aten::")));
+        QVERIFY2(graph->findStatus().startsWith(QStringLiteral("2 of ")),
+                 qPrintable(graph->findStatus()));
+        QVERIFY(!graph->find(QStringLiteral("no such text")));
+        QCOMPARE(graph->findStatus(), QStringLiteral("Not found"));
+        auto* wrap = window_->findChild<QCheckBox*>(QStringLiteral("graphWrap"));
+        QVERIFY(wrap);
+        wrap->setChecked(true);
+        QVERIFY(graph->lineWrap());
+        wrap->setChecked(false);
+        QVERIFY(!graph->lineWrap());
+    }
+
+    void ctrlOAfterAnError() {
+        QSignalSpy error(window_, &MainWindow::errorShown);
+        window_->openFile(fx("text.pt"));
+        QVERIFY(error.wait(60000));
+        window_->activateWindow();
+        QWidget* focus = QApplication::focusWidget();
+        QVERIFY2(focus && focus->isVisible(), "no visible widget has the focus after the error");
+        QAction* openAction = nullptr;
+        for (QAction* action : window_->menuBar()->actions().first()->menu()->actions()) {
+            if (action->shortcut() == QKeySequence(QKeySequence::Open)) {
+                openAction = action;
+            }
+        }
+        QVERIFY(openAction);
+        QSignalSpy triggered(openAction, &QAction::triggered);
+        // The open dialog is modal: close it as soon as it shows.
+        QTimer closer;
+        connect(&closer, &QTimer::timeout, this, []() {
+            if (QWidget* dialog = QApplication::activeModalWidget()) {
+                dialog->close();
+            }
+        });
+        closer.start(100);
+        QTest::keyClick(focus, Qt::Key_O, Qt::ControlModifier);
+        QCOMPARE(triggered.count(), 1);
+    }
+};
+
+QTEST_MAIN(TestRealModelsGui)
+#include "test_real_models_gui.moc"
