@@ -13,9 +13,20 @@
 #include <module_tree_model.h>
 #include <output_models.h>
 #include <run_panel.h>
+#include <timing_plot.h>
 #include <worker_client.h>
 
 #include <nlohmann/json.hpp>
+
+#define signals Q_SIGNALS
+#define slots Q_SLOTS
+#define emit Q_EMIT
+#define foreach Q_FOREACH
+#include <qcustomplot.h>
+#undef signals
+#undef slots
+#undef emit
+#undef foreach
 
 #include <QAction>
 #include <QApplication>
@@ -24,6 +35,8 @@
 #include <QElapsedTimer>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -300,6 +313,79 @@ private Q_SLOTS:
         QVERIFY(graph->lineWrap());
         wrap->setChecked(false);
         QVERIFY(!graph->lineWrap());
+    }
+
+    void layoutAtTheDefaultSize() {
+        window_->resize(1280, 800);
+        window_->workspaces()->setCurrentWidget(panel_);
+        QApplication::processEvents();
+        // Run is in view without scrolling, and the latency plot has room before any run.
+        QPushButton* runButton = nullptr;
+        for (auto* button : panel_->findChildren<QPushButton*>()) {
+            if (button->text() == QStringLiteral("&Run")) {
+                runButton = button;
+            }
+        }
+        QVERIFY(runButton && runButton->isVisible());
+        const QRect inWindow(runButton->mapTo(window_, QPoint(0, 0)), runButton->size());
+        QVERIFY2(window_->rect().contains(inWindow), "the Run button is outside the window");
+        QVERIFY(panel_->timingPlot()->height() >= 170);
+        // Not only the widget: the plot's own axes get most of it (an empty legend once capped
+        // them to a thumbnail).
+        auto* plot = panel_->timingPlot()->iterationsPlot();
+        plot->replot();
+        QVERIFY2(plot->axisRect()->rect().width() > plot->width() / 2,
+                 qPrintable(QStringLiteral("%1 of %2")
+                                .arg(plot->axisRect()->rect().width())
+                                .arg(plot->width())));
+        // The whole window fits a 1920x1080 screen at QT_SCALE_FACTOR=2 (960x540 logical).
+        const QSize least = window_->minimumSizeHint();
+        QVERIFY2(
+            least.width() <= 912 && least.height() <= 513,
+            qPrintable(QStringLiteral("minimum %1x%2").arg(least.width()).arg(least.height())));
+        // Never larger than the screen, whatever it is asked for.
+        window_->placeOnScreen(QSize(5000, 4000));
+        const QRect available = window_->screen()->availableGeometry();
+        QVERIFY2(window_->width() <= available.width() && window_->height() <= available.height(),
+                 qPrintable(QStringLiteral("%1x%2 in %3x%4, minimum %5x%6")
+                                .arg(window_->width())
+                                .arg(window_->height())
+                                .arg(available.width())
+                                .arg(available.height())
+                                .arg(window_->minimumSizeHint().width())
+                                .arg(window_->minimumSizeHint().height())));
+        window_->resize(1280, 800);
+    }
+
+    void darkTheme() {
+        QAction* dark = nullptr;
+        for (QAction* action : window_->findChildren<QAction*>()) {
+            if (action->text() == QStringLiteral("&Dark")) {
+                dark = action;
+            }
+        }
+        QVERIFY(dark);
+        dark->trigger();
+        const QPalette palette = QApplication::palette();
+        QVERIFY(palette.color(QPalette::Window).lightness() < 80);
+        // Disabled text is dimmer than enabled text, so disabled buttons look disabled.
+        QVERIFY(palette.color(QPalette::Disabled, QPalette::ButtonText).lightness() <
+                palette.color(QPalette::Active, QPalette::ButtonText).lightness() - 60);
+        QApplication::processEvents();
+        // The plots follow: a dark background, light labels.
+        QCOMPARE(panel_->timingPlot()->iterationsPlot()->grab().toImage().pixelColor(3, 3),
+                 palette.color(QPalette::Base));
+        QVERIFY(panel_->timingPlot()->iterationsPlot()->xAxis->tickLabelColor().lightness() > 150);
+        window_->workspaces()->setCurrentWidget(panel_);
+        saveScreenshot(window_, QStringLiteral("run-dark"));
+        for (QAction* action : window_->findChildren<QAction*>()) {
+            if (action->text() == QStringLiteral("&Light")) {
+                action->trigger();
+            }
+        }
+        QApplication::processEvents();
+        QCOMPARE(panel_->timingPlot()->iterationsPlot()->grab().toImage().pixelColor(3, 3),
+                 QApplication::palette().color(QPalette::Base));
     }
 
     void ctrlOAfterAnError() {

@@ -166,7 +166,7 @@ Difference compareTensors(const OutputValue& current, const OutputValue& kept) {
 
 OutputImageView::OutputImageView(QWidget* parent)
     : QWidget(parent) {
-    setMinimumSize(160, 120);
+    setMinimumSize(120, 80);
     setAutoFillBackground(false);
 }
 

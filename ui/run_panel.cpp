@@ -39,6 +39,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTimer>
+#include <QToolBar>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -256,9 +257,8 @@ void RunPanel::buildUi() {
     auto* settingsScroll = new QScrollArea(side);
     settingsScroll->setWidget(settingsPanel);
     settingsScroll->setWidgetResizable(true);
-    settingsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     settingsScroll->setFrameShape(QFrame::NoFrame);
-    side->setMinimumWidth(500);
+    side->setMinimumWidth(300);
     auto* statusScroll = new QScrollArea(side);
     statusScroll->setWidget(status_);
     statusScroll->setWidgetResizable(true);
@@ -284,7 +284,9 @@ void RunPanel::buildUi() {
     outputPages_ = new QTabWidget(outputs);
     auto* imagePage = new QWidget(outputPages_);
     auto* imageLayout = new QVBoxLayout(imagePage);
-    auto* imageBar = new QHBoxLayout;
+    // A tool bar: on a narrow window (QT_SCALE_FACTOR=2) what does not fit goes into its » menu.
+    auto* imageBar = new QToolBar(imagePage);
+    imageBar->setIconSize(QSize(16, 16));
     channel_ = new QComboBox(imagePage);
     colormap_ = new QComboBox(imagePage);
     colormap_->addItems({tr("Gray"), tr("Viridis"), tr("Jet")});
@@ -301,10 +303,9 @@ void RunPanel::buildUi() {
     imageBar->addWidget(colormap_);
     imageBar->addWidget(range_);
     imageBar->addWidget(overlay_);
-    imageBar->addStretch(1);
     imageBar->addWidget(saveView);
     imageView_ = new OutputImageView(imagePage);
-    imageLayout->addLayout(imageBar);
+    imageLayout->addWidget(imageBar);
     imageLayout->addWidget(imageView_, 1);
     outputPages_->addTab(imagePage, tr("Image"));
     for (QComboBox* box : {channel_, colormap_, range_}) {
@@ -394,7 +395,7 @@ void RunPanel::buildUi() {
     historyView->setModel(history_);
     historyView->verticalHeader()->hide();
     historyView->horizontalHeader()->setStretchLastSection(true);
-    historyView->setMinimumHeight(60);
+    historyView->setMinimumHeight(40);
     auto* plotBar = new QHBoxLayout;
     auto* png = new QPushButton(tr("Export PNG…"), timingPage);
     auto* pdf = new QPushButton(tr("Export PDF…"), timingPage);
@@ -405,7 +406,7 @@ void RunPanel::buildUi() {
     plotBar->addWidget(csv);
     plotBar->addStretch(1);
     plotBar->addWidget(clear);
-    plot_->setMinimumHeight(170);
+    plot_->setMinimumHeight(90);
     auto* timingSplit = new QSplitter(Qt::Vertical, timingPage);
     timingSplit->addWidget(plot_);
     timingSplit->addWidget(historyView);
@@ -473,6 +474,7 @@ void RunPanel::buildUi() {
     results->setStretchFactor(0, 1);
     results->setStretchFactor(1, 1);
     results->setChildrenCollapsible(false);
+    results->setSizes({380, 380}); // the latency plot gets room before any run
     splitter->addWidget(side);
     splitter->addWidget(results);
     splitter->setStretchFactor(1, 1);

@@ -34,7 +34,7 @@ QColor seriesColor(int i) {
 void styleAxes(QCustomPlot* plot, const QString& x, const QString& y) {
     plot->xAxis->setLabel(x);
     plot->yAxis->setLabel(y);
-    plot->setMinimumHeight(180);
+    plot->setMinimumHeight(90);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
 
@@ -63,6 +63,10 @@ TimingPlot::TimingPlot(QWidget* parent)
     iterations_->plotLayout()->setRowStretchFactor(2, 0.001);
     legendRow->setMargins(QMargins(5, 0, 5, 5));
     legendRow->addElement(0, 0, iterations_->legend);
+    // An empty element beside the legend: an empty (or short) legend's small maximum size would
+    // otherwise cap the whole column, squeezing the plot to a thumbnail before any run.
+    legendRow->addElement(0, 1, new QCPLayoutElement(iterations_));
+    legendRow->setColumnStretchFactor(0, 0.001);
     iterations_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     iterations_->legend->setWrap(3);
     iterations_->legend->setBorderPen(Qt::NoPen);
