@@ -1,6 +1,9 @@
-// libFuzzer: what reads archives without running them: the zip reader (every record read back)
-// and the pickle walker (storages, tensors, classes), on the fuzzer's bytes as a file.
+// libFuzzer: what reads archives without running them: the zip reader (every record read back),
+// the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
+// files) and the whole probe, on the fuzzer's bytes as a file.
 #include <pickle_scan.h>
+#include <pickle_value.h>
+#include <probe.h>
 #include <zip_reader.h>
 
 #include <cstddef>
@@ -12,6 +15,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
     (void)scriptscope::scanPickle(bytes);
+    if (const auto read = scriptscope::readPickle(bytes); read.value) {
+        (void)scriptscope::describePickleValue(*read.value);
+    }
     // The zip reader reads a path: an in-memory file.
     const int fd = memfd_create("fuzz-archive", MFD_CLOEXEC);
     if (fd < 0) {
@@ -24,9 +30,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 if (record.name.size() > 4 &&
                     record.name.compare(record.name.size() - 4, 4, ".pkl") == 0) {
                     (void)scriptscope::scanPickle(*content);
+                    if (const auto read = scriptscope::readPickle(*content); read.value) {
+                        (void)scriptscope::describePickleValue(*read.value);
+                    }
                 }
             }
         }
+        scriptscope::ProbeEnvironment environment;
+        environment.maxSupportedVersion = 10;
+        environment.isRegistered = [](const std::string& name) { return name.size() % 2 == 0; };
+        (void)scriptscope::probeArchive("/proc/self/fd/" + std::to_string(fd), environment);
     }
     close(fd);
     return 0;

@@ -1,6 +1,8 @@
 // Probing reads a file's structure with the project's own zip and pickle readers: nothing in the
 // file is executed, so it is safe on any file.
-#include "engine.h"
+#include "probe.h"
+
+#include "format.h"
 #include "pickle_scan.h"
 #include "pickle_value.h"
 #include "zip_reader.h"
@@ -13,8 +15,6 @@
 #include <sys/stat.h>
 
 namespace scriptscope {
-
-int64_t maxSupportedFileFormatVersion(); // session.cpp: from LibTorch
 
 namespace {
 
@@ -279,7 +279,7 @@ void readStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& 
     }
 }
 
-void probeZip(ProbeResult& result) {
+void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
     ZipReader zip(result.path);
     if (!zip.ok()) {
         result.kind = zip.truncated() ? FileKind::TruncatedZip : FileKind::Zip;
@@ -363,7 +363,8 @@ void probeZip(ProbeResult& result) {
             }
         }
         for (const auto& name : names) {
-            result.operators.push_back({name, isOperatorRegistered(name)});
+            result.operators.push_back(
+                {name, environment.isRegistered && environment.isRegistered(name)});
         }
         readStorages(zip, prefix, result);
         const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
@@ -407,10 +408,10 @@ void probeZip(ProbeResult& result) {
 
 } // namespace
 
-ProbeResult probeArchive(const std::string& path) {
+ProbeResult probeArchive(const std::string& path, const ProbeEnvironment& environment) {
     ProbeResult result;
     result.path = path;
-    result.maxSupportedVersion = maxSupportedFileFormatVersion();
+    result.maxSupportedVersion = environment.maxSupportedVersion;
     struct stat info {};
     if (::stat(path.c_str(), &info) != 0) {
         result.kind = errno == EACCES ? FileKind::Unreadable : FileKind::Missing;
@@ -441,7 +442,7 @@ ProbeResult probeArchive(const std::string& path) {
     head.resize(static_cast<size_t>(file.gcount()));
 
     if (startsWith(head, "PK\x03\x04") || startsWith(head, "PK\x05\x06")) {
-        probeZip(result);
+        probeZip(result, environment);
     } else if (head.size() >= 8 && head.compare(4, 4, "PTMF") == 0) {
         result.kind = FileKind::MobileFlatbuffer;
         result.summary = "a flatbuffer mobile archive (_save_for_lite_interpreter with "

@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "probe.h"
 #include "stats.h"
 #include "torch_values.h"
 
@@ -51,6 +52,13 @@ bool isOperatorRegistered(const std::string& qualifiedName) {
 
 std::string libtorchVersion() {
     return TORCH_VERSION;
+}
+
+ProbeResult probeArchive(const std::string& path) {
+    ProbeEnvironment environment;
+    environment.maxSupportedVersion = maxSupportedFileFormatVersion();
+    environment.isRegistered = isOperatorRegistered;
+    return probeArchive(path, environment);
 }
 
 namespace {
