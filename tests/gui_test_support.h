@@ -2,9 +2,19 @@
 // (scripts/update-screenshots.sh copies the README's to docs/).
 #pragma once
 
+#include <code_view.h>
+#include <main_window.h>
+#include <model_workspace.h>
+
 #include <QDir>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QStandardItemModel>
 #include <QString>
+#include <QTabWidget>
 #include <QTest>
+#include <QTreeView>
 #include <QWidget>
 
 namespace scriptscope::test {
@@ -13,6 +23,60 @@ inline void saveScreenshot(QWidget* widget, const QString& name) {
     const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
     QDir().mkpath(folder);
     QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
+}
+
+// The window's views, found by their object names (they are not part of the window's API).
+template <typename T>
+T* part(const QWidget* window, const char* name) {
+    T* found = window->findChild<T*>(QLatin1String(name));
+    if (!found) {
+        qFatal("the window has no %s", name);
+    }
+    return found;
+}
+inline QTreeView* moduleTree(const QWidget* w) {
+    return part<QTreeView>(w, "moduleTree");
+}
+inline QLineEdit* moduleFilter(const QWidget* w) {
+    return part<QLineEdit>(w, "moduleFilter");
+}
+inline QTabWidget* inspectorTabs(const QWidget* w) {
+    return part<QTabWidget>(w, "inspectorTabs");
+}
+inline QStandardItemModel* detailsModel(const QWidget* w) {
+    return qobject_cast<QStandardItemModel*>(part<QTreeView>(w, "details")->model());
+}
+inline QStandardItemModel* recordsModel(const QWidget* w) {
+    return qobject_cast<QStandardItemModel*>(part<QTreeView>(w, "archiveRecords")->model());
+}
+inline QStandardItemModel* operatorsModel(const QWidget* w) {
+    return qobject_cast<QStandardItemModel*>(part<QTreeView>(w, "archiveOperators")->model());
+}
+inline CodeView* codeView(const QWidget* w) {
+    return part<CodeView>(w, "code");
+}
+inline CodeView* graphView(const QWidget* w) {
+    return part<CodeView>(w, "graph");
+}
+inline QString codeText(const QWidget* w) {
+    return codeView(w)->text();
+}
+inline QString graphText(const QWidget* w) {
+    return graphView(w)->text();
+}
+inline QString errorText(const MainWindow* w) {
+    return w->modelWorkspace()->errorText();
+}
+inline QString runtimeText(const QWidget* w) {
+    return part<QLabel>(w, "runtimeStatus")->text();
+}
+inline QString sandboxText(const QWidget* w) {
+    const QLabel* label = part<QLabel>(w, "sandboxStatus");
+    return label->text() + QLatin1Char('\n') + label->toolTip();
+}
+inline QString bannerActionText(const QWidget* w) {
+    const QPushButton* button = part<QPushButton>(w, "bannerAction");
+    return button->isVisibleTo(w) ? button->text() : QString();
 }
 
 } // namespace scriptscope::test

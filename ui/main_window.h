@@ -1,5 +1,6 @@
-// The inspector's main window: module tree, details, code, graph IR and archive views of the model
-// the worker loaded. Everything that loads or runs a model goes through the WorkerClient.
+// The main window: the menus, the three workspaces (Model, Warp, Run), the worker's wiring (open,
+// reload, errors) and the status bar. Everything that loads or runs a model goes through the
+// WorkerClient.
 #pragma once
 
 #include <model_info.h>
@@ -32,8 +33,7 @@ class CodeView;
 class WarpEditor;
 class RunPanel;
 class SafePreview;
-class ModuleTreeModel;
-class ModuleFilterModel;
+class ModelWorkspace;
 class WorkerClient;
 struct Error;
 
@@ -66,25 +66,9 @@ public:
     // Sizes the window to `preferred` (or the saved size), within the screen's available area.
     void placeOnScreen(const QSize& preferred);
 
-    // For tests and screenshots.
+    ModelWorkspace* modelWorkspace() const { return modelWorkspace_; }
     QString currentFile() const { return currentFile_; }
-    QLineEdit* moduleFilter() const { return filter_; }
-    CodeView* codeView() const { return code_; }
-    CodeView* graphView() const { return graph_; }
-    QString errorText() const;
-    QString codeText() const;
-    QString graphText() const;
-    QTreeView* moduleTree() const { return tree_; }
-    QTabWidget* tabs() const { return tabs_; }
     const ModelInfo& model() const { return model_; }
-    QStandardItemModel* detailsModel() const { return detailsModel_; }
-    QStandardItemModel* recordsModel() const { return recordsModel_; }
-    QStandardItemModel* operatorsModel() const { return operatorsModel_; }
-    QString runtimeText() const;
-    QString sandboxText() const;
-    QString bannerActionText() const;
-    // Asks the worker for the selected module's tensor statistics (the Details tab's button).
-    void requestStatistics();
 
 Q_SIGNALS:
     void statisticsShown();
@@ -104,20 +88,13 @@ private:
     void editLimits();
     void showModel(const ModelInfo& info);
     void showError(const Error& error);
-    void clearError();
-    void showModuleDetails();
-    void showCode();
-    void showGraph();
-    void fillArchive(const ProbeResult& probe);
+    void chooseFile();
     void addRecent(const QString& path);
     void updateRecentMenu();
     void setBusy(bool busy, const QString& what = {});
     void chooseOperatorLibrary();
     void addOperatorLibrary(const QString& path);
-    void showStatistics(const std::vector<OutputValue>& values);
     void applyTheme(const QString& theme);
-    QString selectedModulePath() const;
-    const ModuleInfo* selectedModule() const;
 
     WorkerClient* worker_;
     ModelInfo model_;
@@ -126,43 +103,13 @@ private:
     QString reselectPath_;
     QStringList operatorLibraries_;
     quint64 loadRequest_ = 0;
-    quint64 graphRequest_ = 0;
-    quint64 statisticsRequest_ = 0;
-    QString inlinedGraph_; // of the shown model's forward, once the worker has printed it
-    QString suggestedLibrary_;
 
+    ModelWorkspace* modelWorkspace_ = nullptr;
     QTabWidget* workspaces_ = nullptr;
     WarpEditor* warpEditor_ = nullptr;
     RunPanel* runPanel_ = nullptr;
     SafePreview* safePreview_ = nullptr;
     quint64 previewRequest_ = 0;
-    QStackedWidget* pages_ = nullptr;
-    QListWidget* startRecent_ = nullptr;
-    QLabel* banner_ = nullptr;
-    QPushButton* bannerAction_ = nullptr;
-    QPushButton* bannerPreview_ = nullptr;
-    QPushButton* statisticsButton_ = nullptr;
-    QSplitter* splitter_ = nullptr;
-    QLineEdit* filter_ = nullptr;
-    QTreeView* tree_ = nullptr;
-    ModuleTreeModel* treeModel_ = nullptr;
-    ModuleFilterModel* treeProxy_ = nullptr;
-    QTabWidget* tabs_ = nullptr;
-    QLabel* detailsHeader_ = nullptr;
-    QTreeView* details_ = nullptr;
-    QStandardItemModel* detailsModel_ = nullptr;
-    QComboBox* codeMethod_ = nullptr;
-    CodeView* code_ = nullptr;
-    QComboBox* graphMethod_ = nullptr;
-    QCheckBox* inlined_ = nullptr;
-    CodeView* graph_ = nullptr;
-    QLabel* archiveSummary_ = nullptr;
-    QTreeView* records_ = nullptr;
-    QStandardItemModel* recordsModel_ = nullptr;
-    QTreeView* operators_ = nullptr;
-    QStandardItemModel* operatorsModel_ = nullptr;
-    QListWidget* extraFiles_ = nullptr;
-    QPlainTextEdit* extraContent_ = nullptr;
     QLabel* statusFile_ = nullptr;
     QLabel* statusModel_ = nullptr;
     QLabel* statusRuntime_ = nullptr;

@@ -4,6 +4,7 @@
 //    file in this process, interleaved (target: at most 1.3x).
 //   bench_gui ARCHIVE
 #include <main_window.h>
+#include <model_workspace.h>
 #include <worker_client.h>
 
 #include <torch/script.h>
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
         ticker.start();
         window.openFile(archive);
         if (!shown.wait(600000)) {
-            std::fprintf(stderr, "the archive did not open: %s\n", qPrintable(window.errorText()));
+            std::fprintf(stderr, "the archive did not open: %s\n",
+                         qPrintable(window.modelWorkspace()->errorText()));
             std::exit(1);
         }
         const double elapsed = static_cast<double>(clock.nsecsElapsed()) / 1e6;

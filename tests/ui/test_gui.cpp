@@ -99,7 +99,7 @@ private Q_SLOTS:
         QVERIFY(open(fx("wrap_rnn.pt")));
         const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
         // The tree: every module of named_modules(), in a tree.
-        QTreeView* tree = window_->moduleTree();
+        QTreeView* tree = scriptscope::test::moduleTree(window_);
         tree->expandAll();
         QStringList paths;
         std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
@@ -117,15 +117,15 @@ private Q_SLOTS:
         QCOMPARE(paths, expectedPaths);
         // Code and graph of the selected module.
         window_->selectModule(QStringLiteral("loop.cell"));
-        QCOMPARE(window_->codeText().toStdString(),
+        QCOMPARE(scriptscope::test::codeText(window_).toStdString(),
                  expected["code"]["loop.cell:forward"].get<std::string>());
-        QCOMPARE(window_->graphText().toStdString(),
+        QCOMPARE(scriptscope::test::graphText(window_).toStdString(),
                  expected["graph"]["loop.cell:forward"].get<std::string>());
-        window_->tabs()->setCurrentIndex(1);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(1);
         saveScreenshot(window_, QStringLiteral("code-view"));
-        window_->tabs()->setCurrentIndex(2);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(2);
         saveScreenshot(window_, QStringLiteral("graph-view"));
-        window_->tabs()->setCurrentIndex(0);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(0);
         saveScreenshot(window_, QStringLiteral("details-view"));
     }
 
@@ -150,60 +150,60 @@ private Q_SLOTS:
     }
 
     void viewModelsAreProperModels() {
-        QAbstractItemModelTester details(window_->detailsModel(),
+        QAbstractItemModelTester details(scriptscope::test::detailsModel(window_),
                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QAbstractItemModelTester records(window_->recordsModel(),
+        QAbstractItemModelTester records(scriptscope::test::recordsModel(window_),
                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QAbstractItemModelTester operators(window_->operatorsModel(),
+        QAbstractItemModelTester operators(scriptscope::test::operatorsModel(window_),
                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(open(fx("rich.pt")));
         window_->selectModule(QStringLiteral("features.1"));
         QVERIFY(open(fx("extra_files.pt")));
-        QVERIFY(window_->recordsModel()->rowCount() > 5);
-        QCOMPARE(window_->operatorsModel()->rowCount(), 1);
+        QVERIFY(scriptscope::test::recordsModel(window_)->rowCount() > 5);
+        QCOMPARE(scriptscope::test::operatorsModel(window_)->rowCount(), 1);
     }
 
     void statisticsOnDemand() {
         QVERIFY(open(fx("rich.pt")));
         window_->selectModule(QStringLiteral("features.1")); // BatchNorm2d: 2 parameters, 3 buffers
         QSignalSpy shown(window_, &MainWindow::statisticsShown);
-        window_->requestStatistics();
+        window_->modelWorkspace()->requestStatistics();
         QVERIFY(shown.wait(30000));
-        const QStandardItem* parameters = window_->detailsModel()->item(0);
+        const QStandardItem* parameters = scriptscope::test::detailsModel(window_)->item(0);
         QCOMPARE(parameters->rowCount(), 2);
         // BatchNorm2d's weight starts at ones, its bias at zeros.
         QCOMPARE(parameters->child(0, 0)->text(), QStringLiteral("weight"));
         QCOMPARE(parameters->child(0, 4)->text(), QStringLiteral("min 1  max 1  mean 1  std 0"));
         QCOMPARE(parameters->child(1, 4)->text(), QStringLiteral("min 0  max 0  mean 0  std 0"));
-        const QStandardItem* buffers = window_->detailsModel()->item(1);
+        const QStandardItem* buffers = scriptscope::test::detailsModel(window_)->item(1);
         QCOMPARE(buffers->child(1, 0)->text(), QStringLiteral("running_var"));
         QCOMPARE(buffers->child(1, 4)->text(), QStringLiteral("min 1  max 1  mean 1  std 0"));
-        window_->tabs()->setCurrentIndex(0);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(0);
         saveScreenshot(window_, QStringLiteral("details-statistics"));
     }
 
     void devicesInTheStatusBar() {
         QVERIFY(open(fx("compute.pt")));
-        QVERIFY2(window_->runtimeText().startsWith(QStringLiteral("LibTorch ")),
-                 qPrintable(window_->runtimeText()));
-        QVERIFY(window_->runtimeText().contains(QStringLiteral("CPU")));
+        QVERIFY2(scriptscope::test::runtimeText(window_).startsWith(QStringLiteral("LibTorch ")),
+                 qPrintable(scriptscope::test::runtimeText(window_)));
+        QVERIFY(scriptscope::test::runtimeText(window_).contains(QStringLiteral("CPU")));
     }
 
     void offersTorchvisionsLibrary() {
         QVERIFY(open(fx("torchvision_nms.pt"), false));
-        QVERIFY(window_->errorText().contains(QStringLiteral("torchvision::nms")));
+        QVERIFY(scriptscope::test::errorText(window_).contains(QStringLiteral("torchvision::nms")));
         // python3-torchvision is installed here: the window offers its library by name.
         const QString library =
             QString::fromStdString(readText(fixture("torchvision_library.txt")));
-        QCOMPARE(window_->bannerActionText(),
+        QCOMPARE(scriptscope::test::bannerActionText(window_),
                  QStringLiteral("Load ") + QFileInfo(library).fileName());
     }
 
     void archiveView() {
         QVERIFY(open(fx("extra_files.pt")));
-        window_->tabs()->setCurrentIndex(3);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(3);
         saveScreenshot(window_, QStringLiteral("archive-view"));
-        window_->tabs()->setCurrentIndex(0);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(0);
         QCOMPARE(window_->model().probe.extraFiles.size(), size_t(2));
     }
 
@@ -274,7 +274,7 @@ private Q_SLOTS:
             window_->openFile(dir.filePath(names[i]));
             QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !error.isEmpty(), 60000);
             if (!error.isEmpty()) {
-                QVERIFY2(!window_->errorText().isEmpty(), qPrintable(names[i]));
+                QVERIFY2(!scriptscope::test::errorText(window_).isEmpty(), qPrintable(names[i]));
             }
         }
         QVERIFY(open(fx("mycell_traced.pt")));
@@ -327,17 +327,18 @@ private Q_SLOTS:
         QFETCH(QString, messagePart);
         QVERIFY(open(fx("compute.pt")));
         const QString shownBefore = window_->currentFile();
-        const QString codeBefore = window_->codeText();
+        const QString codeBefore = scriptscope::test::codeText(window_);
         QVERIFY(open(QString::fromStdString(fixture(file.toStdString())), false));
-        QVERIFY2(window_->errorText().contains(messagePart), qPrintable(window_->errorText()));
+        QVERIFY2(scriptscope::test::errorText(window_).contains(messagePart),
+                 qPrintable(scriptscope::test::errorText(window_)));
         QCOMPARE(window_->currentFile(), shownBefore);
-        QCOMPARE(window_->codeText(), codeBefore);
+        QCOMPARE(scriptscope::test::codeText(window_), codeBefore);
         if (file == QStringLiteral("crash.pt")) {
             saveScreenshot(window_, QStringLiteral("worker-crash-message"));
         }
         // The next open works (after a crash, with a new worker).
         QVERIFY(open(fx("mycell_traced.pt")));
-        QVERIFY(window_->errorText().isEmpty());
+        QVERIFY(scriptscope::test::errorText(window_).isEmpty());
     }
 
     void newWorkerKnowsTheShownModel() {
@@ -380,8 +381,9 @@ private Q_SLOTS:
         worker_->setLoadTimeout(3000);
         QVERIFY(open(fx("hang.pt"), false)); // its __setstate__ never returns
         worker_->setLoadTimeout(120000);
-        QVERIFY2(window_->errorText().contains(QStringLiteral("did not finish within 3 s")),
-                 qPrintable(window_->errorText()));
+        QVERIFY2(scriptscope::test::errorText(window_).contains(
+                     QStringLiteral("did not finish within 3 s")),
+                 qPrintable(scriptscope::test::errorText(window_)));
         QVERIFY(window_->currentFile().endsWith(QStringLiteral("compute.pt")));
         QVERIFY(open(fx("mycell_traced.pt")));
     }
@@ -394,12 +396,13 @@ private Q_SLOTS:
         worker_->stop();
         QVERIFY(open(fx("hog.pt"), false)); // allocates 64 MiB at a time while loading
         if (addressSpaceLimitSupported()) {
-            QVERIFY2(window_->errorText().contains(QStringLiteral("memory limit of 1.5 GiB")),
-                     qPrintable(window_->errorText()));
+            QVERIFY2(scriptscope::test::errorText(window_).contains(
+                         QStringLiteral("memory limit of 1.5 GiB")),
+                     qPrintable(scriptscope::test::errorText(window_)));
         } else {
             // The asan preset: AddressSanitizer ends the worker when `new` fails at the RSS limit.
-            QVERIFY2(window_->errorText().contains(QStringLiteral("worker")),
-                     qPrintable(window_->errorText()));
+            QVERIFY2(scriptscope::test::errorText(window_).contains(QStringLiteral("worker")),
+                     qPrintable(scriptscope::test::errorText(window_)));
         }
         QVERIFY(window_->currentFile().endsWith(QStringLiteral("compute.pt")));
         worker_->setMemoryLimitMb(defaultLimit);
@@ -413,8 +416,9 @@ private Q_SLOTS:
         QVERIFY(worker_->busy());
         QTimer::singleShot(500, worker_, &WorkerClient::cancel);
         QVERIFY(error.wait(30000));
-        QVERIFY2(window_->errorText().startsWith(QStringLiteral("Cancelled loading")),
-                 qPrintable(window_->errorText()));
+        QVERIFY2(
+            scriptscope::test::errorText(window_).startsWith(QStringLiteral("Cancelled loading")),
+            qPrintable(scriptscope::test::errorText(window_)));
         QVERIFY(!worker_->busy());
         QVERIFY(open(fx("compute.pt")));
     }
@@ -433,7 +437,10 @@ private Q_SLOTS:
         QVERIFY(shown.wait(30000));
         QCOMPARE(window_->model().modules.size(), size_t(3));
         // The selected module is kept where it still exists.
-        QCOMPARE(window_->moduleTree()->currentIndex().data(ModuleTreeModel::PathRole).toString(),
+        QCOMPARE(scriptscope::test::moduleTree(window_)
+                     ->currentIndex()
+                     .data(ModuleTreeModel::PathRole)
+                     .toString(),
                  QStringLiteral("linear"));
     }
 };

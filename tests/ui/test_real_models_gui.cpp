@@ -108,7 +108,7 @@ private:
     // Every (name, dtype column) under the Parameters section of the details.
     QStringList parameterRows() const {
         QStringList rows;
-        QStandardItem* parameters = window_->detailsModel()->item(0);
+        QStandardItem* parameters = scriptscope::test::detailsModel(window_)->item(0);
         for (int r = 0; parameters && r < parameters->rowCount(); ++r) {
             rows << parameters->child(r, 0)->text() + QLatin1Char('|') +
                         parameters->child(r, 2)->text();
@@ -138,23 +138,26 @@ private Q_SLOTS:
     void noStateOfThePreviousModel() {
         QVERIFY(open(fx("rich.pt")));
         // Filter, select a module deep in the tree, look at its code.
-        window_->moduleFilter()->setText(QStringLiteral("features.1"));
+        scriptscope::test::moduleFilter(window_)->setText(QStringLiteral("features.1"));
         window_->selectModule(QStringLiteral("features.1"));
-        QVERIFY2(window_->detailsModel()->rowCount() > 0, "no details");
-        const QString richCode = window_->codeText();
+        QVERIFY2(scriptscope::test::detailsModel(window_)->rowCount() > 0, "no details");
+        const QString richCode = scriptscope::test::codeText(window_);
         QVERIFY(!richCode.isEmpty());
         // Another model: nothing of rich.pt remains.
         QVERIFY(open(fx("wrap_rnn.pt")));
-        QVERIFY(window_->moduleFilter()->text().isEmpty());
-        QVERIFY(window_->moduleTree()->model()->rowCount() > 0);
+        QVERIFY(scriptscope::test::moduleFilter(window_)->text().isEmpty());
+        QVERIFY(scriptscope::test::moduleTree(window_)->model()->rowCount() > 0);
         const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
-        QCOMPARE(window_->codeText().toStdString(),
+        QCOMPARE(scriptscope::test::codeText(window_).toStdString(),
                  expected["code"][":forward"].get<std::string>());
-        QVERIFY(window_->codeText() != richCode);
+        QVERIFY(scriptscope::test::codeText(window_) != richCode);
         const auto& model = window_->model();
         QCOMPARE(QString::fromStdString(model.path), fx("wrap_rnn.pt"));
         // The details are the new root's.
-        QCOMPARE(window_->moduleTree()->currentIndex().data(ModuleTreeModel::PathRole).toString(),
+        QCOMPARE(scriptscope::test::moduleTree(window_)
+                     ->currentIndex()
+                     .data(ModuleTreeModel::PathRole)
+                     .toString(),
                  QString());
     }
 
@@ -265,9 +268,9 @@ private Q_SLOTS:
         QVERIFY2(rows[1].startsWith(QStringLiteral("bias|float32")), qPrintable(rows[1]));
         // Statistics on demand: of the dequantized values.
         QSignalSpy shown(window_, &MainWindow::statisticsShown);
-        window_->requestStatistics();
+        window_->modelWorkspace()->requestStatistics();
         QVERIFY(shown.wait(60000));
-        QStandardItem* parameters = window_->detailsModel()->item(0);
+        QStandardItem* parameters = scriptscope::test::detailsModel(window_)->item(0);
         QVERIFY2(parameters->child(0, 4)->text().contains(QStringLiteral("mean")),
                  qPrintable(parameters->child(0, 4)->text()));
         saveScreenshot(window_, QStringLiteral("quantized-details"));
@@ -275,7 +278,7 @@ private Q_SLOTS:
 
     void filterFindAndWrap() {
         QVERIFY(open(fx("rich.pt")));
-        auto* tree = window_->moduleTree();
+        auto* tree = scriptscope::test::moduleTree(window_);
         auto visiblePaths = [&]() {
             QStringList paths;
             std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
@@ -288,17 +291,17 @@ private Q_SLOTS:
             walk({});
             return paths;
         };
-        window_->moduleFilter()->setText(QStringLiteral("features.1"));
+        scriptscope::test::moduleFilter(window_)->setText(QStringLiteral("features.1"));
         QVERIFY2(visiblePaths().contains(QStringLiteral("features.1")),
                  qPrintable(visiblePaths().join(QLatin1Char(','))));
         QVERIFY(!visiblePaths().contains(QStringLiteral("features.0")));
         // The qualified type: torch.nn.modules.batchnorm matches the BatchNorm2d modules.
-        window_->moduleFilter()->setText(QStringLiteral("modules.batchnorm"));
+        scriptscope::test::moduleFilter(window_)->setText(QStringLiteral("modules.batchnorm"));
         QVERIFY2(visiblePaths().contains(QStringLiteral("features.1")),
                  qPrintable(visiblePaths().join(QLatin1Char(','))));
-        window_->moduleFilter()->clear();
+        scriptscope::test::moduleFilter(window_)->clear();
         window_->selectModule(QString());
-        CodeView* graph = window_->graphView();
+        CodeView* graph = scriptscope::test::graphView(window_);
         QVERIFY(graph->find(QStringLiteral("aten::")));
         QVERIFY2(graph->findStatus().startsWith(QStringLiteral("1 of ")),
                  qPrintable(graph->findStatus()));

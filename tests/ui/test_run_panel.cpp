@@ -139,9 +139,10 @@ private Q_SLOTS:
 
     void workerIsSandboxed() {
         // The status bar marks archives as untrusted code and says what the worker may not do.
-        QTRY_VERIFY_WITH_TIMEOUT(
-            window_->sandboxText().startsWith(QStringLiteral("Untrusted code · sandboxed")), 30000);
-        QVERIFY(window_->sandboxText().contains(QStringLiteral("no network")));
+        QTRY_VERIFY_WITH_TIMEOUT(scriptscope::test::sandboxText(window_).startsWith(
+                                     QStringLiteral("Untrusted code · sandboxed")),
+                                 30000);
+        QVERIFY(scriptscope::test::sandboxText(window_).contains(QStringLiteral("no network")));
         // The worker's environment has none of the GUI's secrets; HOME is its scratch folder.
         const qint64 pid = worker_->workerProcessId();
         QVERIFY(pid > 0);
@@ -234,7 +235,7 @@ private Q_SLOTS:
         // The profile reached the module tree: shares of the root's children add up.
         QVERIFY(result.profiled);
         QVERIFY(panel_->profileModel()->rowCount() > 0);
-        auto* tree = window_->moduleTree();
+        auto* tree = scriptscope::test::moduleTree(window_);
         auto* model = tree->model();
         const QModelIndex root = model->index(0, ModuleTreeModel::TimeColumn);
         QVERIFY(std::abs(root.data(ModuleTreeModel::ShareRole).toDouble() - 1.0) < 1e-9);

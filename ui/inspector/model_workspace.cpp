@@ -1,0 +1,390 @@
+#include "model_workspace.h"
+
+#include "archive_view.h"
+#include "code_view.h"
+#include "details_view.h"
+#include "module_tree_model.h"
+#include "worker_client.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace scriptscope {
+namespace {
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+} // namespace
+
+ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
+    : QStackedWidget(parent)
+    , worker_(worker) {
+    // Start page: shown until a model is open.
+    auto* start = new QWidget(this);
+    auto* startLayout = new QVBoxLayout(start);
+    auto* title = new QLabel(
+        tr("<h2>ScriptScope</h2><p>Open a TorchScript archive (<code>torch.jit.save</code>) "
+           "to see its modules, code and graphs.</p>"),
+        start);
+    auto* open = new QPushButton(tr("Open…"), start);
+    startRecent_ = new QListWidget(start);
+    startLayout->addStretch();
+    startLayout->addWidget(title, 0, Qt::AlignHCenter);
+    startLayout->addWidget(open, 0, Qt::AlignHCenter);
+    startLayout->addWidget(new QLabel(tr("Recent files"), start), 0, Qt::AlignHCenter);
+    startLayout->addWidget(startRecent_, 0, Qt::AlignHCenter);
+    startLayout->addStretch();
+    connect(open, &QPushButton::clicked, this, [this]() { Q_EMIT openRequested(QString()); });
+    connect(startRecent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        Q_EMIT openRequested(item->data(Qt::UserRole).toString());
+    });
+
+    // Inspector page.
+    auto* inspector = new QWidget(this);
+    auto* inspectorLayout = new QVBoxLayout(inspector);
+    inspectorLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bannerBox = new QWidget(inspector);
+    auto* bannerLayout = new QHBoxLayout(bannerBox);
+    banner_ = new QLabel(bannerBox);
+    banner_->setObjectName(QStringLiteral("errorBanner"));
+    banner_->setWordWrap(true);
+    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bannerAction_ = new QPushButton(tr("Load operator library…"), bannerBox);
+    bannerAction_->setObjectName(QStringLiteral("bannerAction"));
+    bannerAction_->hide();
+    bannerPreview_ = new QPushButton(tr("Preview without running"), bannerBox);
+    bannerPreview_->setToolTip(tr("Read what the archive holds without loading or running it"));
+    bannerPreview_->hide();
+    connect(bannerPreview_, &QPushButton::clicked, this, &ModelWorkspace::previewRequested);
+    auto* bannerClose = new QPushButton(tr("Dismiss"), bannerBox);
+    bannerLayout->addWidget(banner_, 1);
+    bannerLayout->addWidget(bannerAction_);
+    bannerLayout->addWidget(bannerPreview_);
+    bannerLayout->addWidget(bannerClose);
+    bannerBox->setAutoFillBackground(true);
+    QPalette bannerPalette = bannerBox->palette();
+    bannerPalette.setColor(QPalette::Window, QColor(0xf8, 0xd7, 0xda));
+    bannerPalette.setColor(QPalette::WindowText, QColor(0x58, 0x15, 0x1c));
+    bannerBox->setPalette(bannerPalette);
+    banner_->setPalette(bannerPalette);
+    bannerBox->hide();
+    connect(bannerClose, &QPushButton::clicked, this, [this]() { clearError(); });
+    connect(bannerAction_, &QPushButton::clicked, this,
+            [this]() { Q_EMIT libraryRequested(suggestedLibrary_); });
+
+    auto* splitter = new QSplitter(Qt::Horizontal, inspector);
+    splitter_ = splitter;
+    splitter->setObjectName(QStringLiteral("inspectorSplitter"));
+    auto* left = new QWidget(splitter);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(4, 4, 0, 4);
+    filter_ = new QLineEdit(left);
+    filter_->setObjectName(QStringLiteral("moduleFilter"));
+    filter_->setPlaceholderText(tr("Filter modules by name, path (features.0) or type"));
+    filter_->setClearButtonEnabled(true);
+    tree_ = new QTreeView(left);
+    tree_->setObjectName(QStringLiteral("moduleTree"));
+    treeModel_ = new ModuleTreeModel(this);
+    treeProxy_ = new ModuleFilterModel(this);
+    treeProxy_->setSourceModel(treeModel_);
+    tree_->setModel(treeProxy_);
+    tree_->setUniformRowHeights(true);
+    tree_->setAlternatingRowColors(true);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::NameColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::TypeColumn, QHeaderView::Stretch);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::ParametersColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::BytesColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(ModuleTreeModel::TimeColumn,
+                                          QHeaderView::ResizeToContents);
+    tree_->setItemDelegateForColumn(ModuleTreeModel::TimeColumn, new ShareBarDelegate(tree_));
+    tree_->header()->setStretchLastSection(false);
+    leftLayout->addWidget(filter_);
+    leftLayout->addWidget(tree_);
+    connect(filter_, &QLineEdit::textChanged, this, [this](const QString& text) {
+        treeProxy_->setFilterText(text);
+        tree_->expandAll();
+    });
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this]() { showSelection(); });
+
+    tabs_ = new QTabWidget(splitter);
+    tabs_->setObjectName(QStringLiteral("inspectorTabs"));
+    // Details
+    details_ = new DetailsView(tabs_);
+    tabs_->addTab(details_, tr("&Details"));
+    connect(details_, &DetailsView::statisticsRequested, this, [this]() { requestStatistics(); });
+    connect(details_, &DetailsView::statisticsShown, this, &ModelWorkspace::statisticsShown);
+    // Code
+    auto* codePage = new QWidget(tabs_);
+    auto* codeLayout = new QVBoxLayout(codePage);
+    codeMethod_ = new QComboBox(codePage);
+    code_ = new CodeView(CodeHighlighter::Language::TorchScript, codePage);
+    code_->setObjectName(QStringLiteral("code"));
+    auto* codeBar = new QHBoxLayout;
+    codeBar->addWidget(new QLabel(tr("Method:"), codePage));
+    codeBar->addWidget(codeMethod_, 1);
+    codeLayout->addLayout(codeBar);
+    codeLayout->addWidget(code_);
+    tabs_->addTab(codePage, tr("&Code"));
+    connect(codeMethod_, &QComboBox::currentIndexChanged, this, [this]() { showCode(); });
+    // Graph
+    auto* graphPage = new QWidget(tabs_);
+    auto* graphLayout = new QVBoxLayout(graphPage);
+    graphMethod_ = new QComboBox(graphPage);
+    inlined_ = new QCheckBox(tr("Inlined graph of forward (whole model)"), graphPage);
+    graph_ = new CodeView(CodeHighlighter::Language::GraphIr, graphPage);
+    graph_->setObjectName(QStringLiteral("graph"));
+    auto* graphBar = new QHBoxLayout;
+    graphBar->addWidget(new QLabel(tr("Method:"), graphPage));
+    graphBar->addWidget(graphMethod_, 1);
+    graphBar->addWidget(inlined_);
+    auto* wrap = new QCheckBox(tr("&Wrap lines"), graphPage);
+    wrap->setObjectName(QStringLiteral("graphWrap"));
+    wrap->setToolTip(tr("Wrap long IR lines (their source comments) at the view's width"));
+    graphBar->addWidget(wrap);
+    connect(wrap, &QCheckBox::toggled, this, [this](bool on) {
+        graph_->setLineWrap(on);
+        QSettings().setValue(QStringLiteral("view/wrapGraph"), on);
+    });
+    wrap->setChecked(QSettings().value(QStringLiteral("view/wrapGraph"), false).toBool());
+    graphLayout->addLayout(graphBar);
+    graphLayout->addWidget(graph_);
+    tabs_->addTab(graphPage, tr("&Graph"));
+    connect(graphMethod_, &QComboBox::currentIndexChanged, this, [this]() { showGraph(); });
+    connect(inlined_, &QCheckBox::toggled, this, [this]() { showGraph(); });
+    // Archive
+    archive_ = new ArchiveView(code_->editor()->font(), tabs_);
+    tabs_->addTab(archive_, tr("&Archive"));
+
+    splitter->addWidget(left);
+    splitter->addWidget(tabs_);
+    splitter->setStretchFactor(1, 3);
+    splitter->setSizes({540, 740});
+    inspectorLayout->addWidget(bannerBox);
+    inspectorLayout->addWidget(splitter, 1);
+
+    addWidget(start);
+    addWidget(inspector);
+
+    connect(worker_, &WorkerClient::textReady, this, [this](quint64 id, const QString& text) {
+        if (id == graphRequest_) {
+            graphRequest_ = 0;
+            inlinedGraph_ = text;
+            if (inlined_->isChecked()) {
+                graph_->setText(text);
+            }
+        }
+    });
+    connect(worker_, &WorkerClient::statisticsReady, this,
+            [this](quint64 id, const std::vector<OutputValue>& values) {
+                if (id == statisticsRequest_) {
+                    details_->showStatistics(values);
+                }
+            });
+    connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
+        if (id != 0 && (id == graphRequest_ || id == statisticsRequest_)) {
+            if (id == graphRequest_) {
+                graphRequest_ = 0; // asking again may work (the next worker loads the model first)
+            }
+            showError(error, QString::fromStdString(error.message), false);
+        }
+    });
+}
+
+ModelWorkspace::~ModelWorkspace() = default;
+
+void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, bool otherModel) {
+    clearError();
+    if (otherModel) {
+        // Nothing of the previous model may show under this one: its filter, selection, details,
+        // code, graph and the profile's times go.
+        const QSignalBlocker blocker(filter_);
+        filter_->clear();
+        treeProxy_->setFilterText(QString());
+    }
+    model_ = info;
+    inlinedGraph_.clear();
+    graphRequest_ = 0;
+    treeModel_->setModel(info);
+    tree_->expandToDepth(1);
+    archive_->setProbe(info.probe);
+    setCurrentIndex(1);
+    QModelIndex select = treeModel_->indexOfPath(reselect);
+    if (!select.isValid()) {
+        select = treeModel_->index(0, 0);
+    }
+    tree_->setCurrentIndex(treeProxy_->mapFromSource(select));
+    tree_->scrollTo(tree_->currentIndex());
+    // The model reset may leave the current index where it was without a signal: show the
+    // selected module of this model in every view.
+    showSelection();
+}
+
+void ModelWorkspace::showError(const Error& error, const QString& message, bool offerPreview) {
+    banner_->setText(message);
+    banner_->setToolTip(QString::fromStdString(error.details));
+    suggestedLibrary_ = QString::fromStdString(error.library);
+    bannerAction_->setText(suggestedLibrary_.isEmpty()
+                               ? tr("Load operator library…")
+                               : tr("Load %1").arg(QFileInfo(suggestedLibrary_).fileName()));
+    bannerAction_->setToolTip(suggestedLibrary_);
+    bannerAction_->setVisible(error.kind == ErrorKind::MissingOperator);
+    bannerPreview_->setVisible(offerPreview);
+    banner_->parentWidget()->show();
+    setCurrentIndex(1);
+    // Keyboard shortcuts (Ctrl+O) need a focused widget in this window: the start page's widget
+    // that had it is hidden now.
+    if (QWidget* focus = QApplication::focusWidget(); !focus || !focus->isVisible()) {
+        tree_->setFocus(Qt::OtherFocusReason);
+    }
+    Q_EMIT errorShown(message);
+}
+
+void ModelWorkspace::clearError() {
+    banner_->clear();
+    banner_->parentWidget()->hide();
+}
+
+QString ModelWorkspace::errorText() const {
+    return banner_->parentWidget()->isVisibleTo(this) ? banner_->text() : QString();
+}
+
+void ModelWorkspace::setRecentFiles(const QStringList& paths) {
+    startRecent_->clear();
+    for (const auto& path : paths) {
+        auto* item = new QListWidgetItem(
+            QFileInfo(path).fileName() + QStringLiteral("  —  ") + path, startRecent_);
+        item->setData(Qt::UserRole, path);
+    }
+}
+
+void ModelWorkspace::setProfile(const RunProfile& profile) {
+    treeModel_->setProfile(profile);
+    tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
+}
+
+QString ModelWorkspace::selectedModulePath() const {
+    return treeProxy_->data(tree_->currentIndex(), ModuleTreeModel::PathRole).toString();
+}
+
+const ModuleInfo* ModelWorkspace::selectedModule() const {
+    return treeModel_->module(treeProxy_->mapToSource(tree_->currentIndex()));
+}
+
+void ModelWorkspace::selectModule(const QString& path) {
+    tree_->setCurrentIndex(treeProxy_->mapFromSource(treeModel_->indexOfPath(path)));
+}
+
+void ModelWorkspace::requestStatistics() {
+    if (const ModuleInfo* m = selectedModule()) {
+        statisticsRequest_ = worker_->statistics(QString::fromStdString(m->path));
+    }
+}
+
+void ModelWorkspace::expandAll() {
+    tree_->expandAll();
+}
+
+void ModelWorkspace::collapseAll() {
+    tree_->collapseAll();
+}
+
+void ModelWorkspace::focusFilter() {
+    filter_->setFocus();
+    filter_->selectAll();
+}
+
+void ModelWorkspace::showTab(int index) {
+    tabs_->setCurrentIndex(index);
+}
+
+QStringList ModelWorkspace::tabNames() const {
+    QStringList names;
+    for (int i = 0; i < tabs_->count(); ++i) {
+        names << tabs_->tabText(i).remove(QLatin1Char('&'));
+    }
+    return names;
+}
+
+QByteArray ModelWorkspace::splitterState() const {
+    return splitter_->saveState();
+}
+
+void ModelWorkspace::restoreSplitterState(const QByteArray& state) {
+    splitter_->restoreState(state);
+}
+
+void ModelWorkspace::showSelection() {
+    const ModuleInfo* module = selectedModule();
+    details_->setModule(module);
+    if (module) {
+        for (QComboBox* combo : {codeMethod_, graphMethod_}) {
+            const QString previous = combo->currentText();
+            const QSignalBlocker block(combo);
+            combo->clear();
+            for (const auto& method : module->methods) {
+                combo->addItem(q(method.name));
+            }
+            const int keep = combo->findText(previous);
+            combo->setCurrentIndex(keep >= 0 ? keep
+                                   : combo->findText(QStringLiteral("forward")) >= 0
+                                       ? combo->findText(QStringLiteral("forward"))
+                                       : 0);
+        }
+    }
+    showCode();
+    showGraph();
+}
+
+void ModelWorkspace::showCode() {
+    const ModuleInfo* m = selectedModule();
+    const int index = codeMethod_->currentIndex();
+    if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
+        code_->setText({});
+        return;
+    }
+    code_->setText(q(m->methods[static_cast<size_t>(index)].code));
+}
+
+void ModelWorkspace::showGraph() {
+    graphMethod_->setEnabled(!inlined_->isChecked());
+    if (inlined_->isChecked()) {
+        // The whole model's graph does not depend on the selected module: print it once per model.
+        if (!inlinedGraph_.isEmpty()) {
+            graph_->setText(inlinedGraph_);
+        } else {
+            graph_->setText(tr("# inlining forward…"));
+            if (graphRequest_ == 0) { // not asked yet
+                graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
+            }
+        }
+        return;
+    }
+    const ModuleInfo* m = selectedModule();
+    const int index = graphMethod_->currentIndex();
+    if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
+        graph_->setText({});
+        return;
+    }
+    graph_->setText(q(m->methods[static_cast<size_t>(index)].graph));
+}
+
+} // namespace scriptscope

@@ -1,0 +1,103 @@
+// The Model workspace: the start page until a model is open, then the inspector: the module tree
+// with its filter, the selected module's details, its code and graph IR (or the whole model's
+// inlined graph), and the archive as read without running it; an error banner above them. The
+// worker prints the inlined graph and computes statistics on request.
+#pragma once
+
+#include <model_info.h>
+#include <run_types.h>
+
+#include <QStackedWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSplitter;
+class QTabWidget;
+class QTreeView;
+
+namespace scriptscope {
+
+class ArchiveView;
+class CodeView;
+class DetailsView;
+class ModuleFilterModel;
+class ModuleTreeModel;
+class WorkerClient;
+struct Error;
+
+class ModelWorkspace : public QStackedWidget {
+    Q_OBJECT
+
+public:
+    explicit ModelWorkspace(WorkerClient* worker, QWidget* parent = nullptr);
+    ~ModelWorkspace() override;
+
+    // The model the worker loaded. A reload keeps `reselect` selected; another model starts
+    // afresh (filter, selection, details, code, graph).
+    void showModel(const ModelInfo& info, const QString& reselect, bool otherModel);
+    // The banner: the message, the library that defines a missing operator (offered), and
+    // whether reading the archive without running it is offered.
+    void showError(const Error& error, const QString& message, bool offerPreview);
+    void clearError();
+    QString errorText() const;
+    void setRecentFiles(const QStringList& paths);
+    // Per-module times of a profiled run: the tree's Time column.
+    void setProfile(const RunProfile& profile);
+
+    void selectModule(const QString& path);
+    QString selectedModulePath() const;
+    const ModuleInfo* selectedModule() const;
+    // Asks the worker for the selected module's tensor statistics (the Details tab's button).
+    void requestStatistics();
+
+    void expandAll();
+    void collapseAll();
+    void focusFilter();
+    void showTab(int index);
+    QStringList tabNames() const;
+    QByteArray splitterState() const;
+    void restoreSplitterState(const QByteArray& state);
+
+Q_SIGNALS:
+    void openRequested(const QString& path);         // empty: let the person choose
+    void libraryRequested(const QString& suggested); // empty: let the person choose
+    void previewRequested();
+    void statisticsShown();
+    void errorShown(const QString& message);
+
+private:
+    void showSelection();
+    void showCode();
+    void showGraph();
+
+    WorkerClient* worker_;
+    ModelInfo model_;
+    quint64 graphRequest_ = 0;
+    quint64 statisticsRequest_ = 0;
+    QString inlinedGraph_; // of the shown model's forward, once the worker has printed it
+    QString suggestedLibrary_;
+
+    QListWidget* startRecent_ = nullptr;
+    QLabel* banner_ = nullptr;
+    QPushButton* bannerAction_ = nullptr;
+    QPushButton* bannerPreview_ = nullptr;
+    QSplitter* splitter_ = nullptr;
+    QLineEdit* filter_ = nullptr;
+    QTreeView* tree_ = nullptr;
+    ModuleTreeModel* treeModel_ = nullptr;
+    ModuleFilterModel* treeProxy_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    DetailsView* details_ = nullptr;
+    QComboBox* codeMethod_ = nullptr;
+    CodeView* code_ = nullptr;
+    QComboBox* graphMethod_ = nullptr;
+    QCheckBox* inlined_ = nullptr;
+    CodeView* graph_ = nullptr;
+    ArchiveView* archive_ = nullptr;
+};
+
+} // namespace scriptscope
