@@ -1,6 +1,7 @@
 #include "run_panel.h"
 
 #include "input_table.h"
+#include "output_panel.h"
 #include "output_view.h"
 #include "timing_plot.h"
 #include "warp_editor.h"
@@ -61,21 +62,6 @@ bool takesImages(const ModelInfo& model) {
     return false;
 }
 
-const OutputValue* valueAtPath(const OutputValue& root, const QString& path) {
-    const OutputValue* value = &root;
-    if (path.isEmpty()) {
-        return value;
-    }
-    for (const QString& part : path.split(QLatin1Char('.'))) {
-        const int i = part.toInt();
-        if (i < 0 || i >= static_cast<int>(value->children.size())) {
-            return nullptr;
-        }
-        value = &value->children[static_cast<size_t>(i)];
-    }
-    return value;
-}
-
 QString settingsKey(const QString& modelPath) {
     return QStringLiteral("run/models/") +
            QString::fromLatin1(modelPath.toUtf8().toBase64(QByteArray::Base64UrlEncoding));
@@ -88,7 +74,6 @@ RunPanel::RunPanel(WorkerClient* worker, WarpEditor* warpEditor, QWidget* parent
     , worker_(worker)
     , warpEditor_(warpEditor) {
     buildUi();
-    restoreKeptResult();
     connect(worker_, &WorkerClient::devicesKnown, this,
             [this](const std::vector<DeviceInfo>& devices) { showDevices(devices); });
     connect(worker_, &WorkerClient::runFinished, this, [this](quint64 id, const RunResult& result) {
@@ -271,120 +256,9 @@ void RunPanel::buildUi() {
 
     // Results.
     auto* results = new QSplitter(Qt::Vertical, splitter);
-    auto* outputs = new QSplitter(Qt::Horizontal, results);
-    outputModel_ = new OutputTreeModel(this);
-    outputTree_ = new QTreeView(outputs);
-    outputTree_->setModel(outputModel_);
-    outputTree_->setUniformRowHeights(true);
-    outputTree_->setAlternatingRowColors(true);
-    outputTree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    connect(outputTree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            [this](const QModelIndex& index) { showOutput(index); });
-
-    outputPages_ = new QTabWidget(outputs);
-    auto* imagePage = new QWidget(outputPages_);
-    auto* imageLayout = new QVBoxLayout(imagePage);
-    // A tool bar: on a narrow window (QT_SCALE_FACTOR=2) what does not fit goes into its » menu.
-    auto* imageBar = new QToolBar(imagePage);
-    imageBar->setIconSize(QSize(16, 16));
-    channel_ = new QComboBox(imagePage);
-    colormap_ = new QComboBox(imagePage);
-    colormap_->addItems({tr("Gray"), tr("Viridis"), tr("Jet")});
-    range_ = new QComboBox(imagePage);
-    range_->addItem(tr("Auto range"), QStringLiteral("auto"));
-    range_->addItem(QStringLiteral("0 … 1"), QStringLiteral("0:1"));
-    range_->addItem(QStringLiteral("-1 … 1"), QStringLiteral("-1:1"));
-    range_->addItem(QStringLiteral("0 … 255"), QStringLiteral("0:255"));
-    overlay_ = new QCheckBox(tr("Timing overlay"), imagePage);
-    overlay_->setChecked(true);
-    auto* saveView = new QPushButton(tr("Save View…"), imagePage);
-    imageBar->addWidget(new QLabel(tr("Channel"), imagePage));
-    imageBar->addWidget(channel_);
-    imageBar->addWidget(colormap_);
-    imageBar->addWidget(range_);
-    imageBar->addWidget(overlay_);
-    imageBar->addWidget(saveView);
-    imageView_ = new OutputImageView(imagePage);
-    imageLayout->addWidget(imageBar);
-    imageLayout->addWidget(imageView_, 1);
-    outputPages_->addTab(imagePage, tr("Image"));
-    for (QComboBox* box : {channel_, colormap_, range_}) {
-        connect(box, &QComboBox::activated, this,
-                [this]() { showOutput(outputTree_->currentIndex()); });
-    }
-    connect(overlay_, &QCheckBox::toggled, imageView_, &OutputImageView::setOverlayVisible);
-    connect(saveView, &QPushButton::clicked, this, [this]() {
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Save View"), QStringLiteral("output.png"), tr("PNG image (*.png)"));
-        if (!path.isEmpty() && !imageView_->render().save(path)) {
-            showStatus(tr("Cannot write %1").arg(path), true);
-        }
-    });
-
-    auto* topKPage = new QWidget(outputPages_);
-    auto* topKLayout = new QVBoxLayout(topKPage);
-    auto* labelsBar = new QHBoxLayout;
-    auto* labels = new QPushButton(tr("Labels File…"), topKPage);
-    labels->setToolTip(tr("A text file with one label per line, in index order"));
-    labelsNote_ = new QLabel(tr("No labels"), topKPage);
-    topKRow_ = new QSpinBox(topKPage);
-    topKRow_->setPrefix(tr("Row "));
-    topKRow_->setToolTip(tr("Which row of an N x K output the top k are taken from"));
-    topKRow_->setEnabled(false);
-    labelsBar->addWidget(labels);
-    labelsBar->addWidget(labelsNote_, 1);
-    labelsBar->addWidget(topKRow_);
-    topKNote_ = new QLabel(topKPage);
-    topKNote_->setWordWrap(true);
-    topKModel_ = new TopKModel(this);
-    topK_ = new QTableView(topKPage);
-    topK_->setModel(topKModel_);
-    topK_->verticalHeader()->hide();
-    topK_->horizontalHeader()->setStretchLastSection(true);
-    topKLayout->addLayout(labelsBar);
-    topKLayout->addWidget(topKNote_);
-    topKLayout->addWidget(topK_);
-    connect(topKRow_, &QSpinBox::valueChanged, this,
-            [this]() { showOutput(outputTree_->currentIndex()); });
-    outputPages_->addTab(topKPage, tr("Top-k"));
-    connect(labels, &QPushButton::clicked, this, [this]() {
-        const QString path =
-            QFileDialog::getOpenFileName(this, tr("Labels"), {}, tr("Text (*.txt);;All files (*)"));
-        QFile file(path);
-        if (path.isEmpty() || !file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-            return;
-        }
-        labels_ = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
-        while (!labels_.isEmpty() && labels_.last().trimmed().isEmpty()) {
-            labels_.removeLast();
-        }
-        labelsNote_->setText(
-            tr("%1 labels from %2").arg(labels_.size()).arg(QFileInfo(path).fileName()));
-        showOutput(outputTree_->currentIndex());
-    });
-
-    tableModel_ = new TensorTableModel(this);
-    table_ = new QTableView(outputPages_);
-    table_->setModel(tableModel_);
-    outputPages_->addTab(table_, tr("Values"));
-
-    auto* comparePage = new QWidget(outputPages_);
-    auto* compareLayout = new QVBoxLayout(comparePage);
-    auto* keep = new QPushButton(tr("Keep This Result"), comparePage);
-    keep->setToolTip(tr("The next runs show their difference to this one (e.g. CPU against CUDA, "
-                        "or before and after a warp change)"));
-    compareText_ = new QLabel(tr("Keep a result to compare the next ones with it."), comparePage);
-    compareText_->setWordWrap(true);
-    compareText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    differenceView_ = new OutputImageView(comparePage);
-    compareLayout->addWidget(keep);
-    compareLayout->addWidget(compareText_);
-    compareLayout->addWidget(differenceView_, 1);
-    outputPages_->addTab(comparePage, tr("Compare"));
-    connect(keep, &QPushButton::clicked, this, [this]() { keepResult(); });
-    outputs->addWidget(outputTree_);
-    outputs->addWidget(outputPages_);
-    outputs->setStretchFactor(1, 2);
+    outputs_ = new OutputPanel(results);
+    connect(outputs_, &OutputPanel::problem, this,
+            [this](const QString& why) { showStatus(why, true); });
 
     auto* bottom = new QTabWidget(results);
     auto* timingPage = new QWidget(bottom);
@@ -469,7 +343,7 @@ void RunPanel::buildUi() {
     profileLayout->addWidget(profileView, 1);
     bottom->addTab(profilePage, tr("Profile"));
 
-    results->addWidget(outputs);
+    results->addWidget(outputs_);
     results->addWidget(bottom);
     results->setStretchFactor(0, 1);
     results->setStretchFactor(1, 1);
@@ -565,30 +439,10 @@ void RunPanel::setModel(const ModelInfo& model) {
 void RunPanel::clearResults() {
     // What belongs to the previous model goes; the run history stays, each run with its model.
     last_.reset();
-    outputModel_->setOutput(OutputValue{});
-    tableModel_->setTensor(nullptr);
-    topKModel_->setValues({}, 0, {});
-    topKNote_->clear();
-    imageView_->setImage({});
-    imageView_->setOverlay({});
-    differenceView_->setImage({});
+    outputs_->clear(model_.path);
     profileModel_->setProfile(RunProfile{});
     profileSummary_->setText(tr("Tick \"Profile\" and run: every operator call is timed and the "
                                 "module tree (Model tab) gets a time column."));
-    if (kept_) {
-        const bool other = !kept_->model.empty() && kept_->model != model_.path;
-        compareText_->setText(
-            other ? tr("Kept: a result of another model (%1, %2 on %3). The next runs of this "
-                       "model are compared with it where the outputs match.")
-                        .arg(QFileInfo(QString::fromStdString(kept_->model)).fileName(),
-                             QString::fromStdString(kept_->method),
-                             QString::fromStdString(kept_->device))
-                  : tr("Kept: %1 on %2. The next runs show their difference.")
-                        .arg(QString::fromStdString(kept_->method),
-                             QString::fromStdString(kept_->device)));
-    } else {
-        compareText_->setText(tr("Keep a result to compare the next ones with it."));
-    }
 }
 
 void RunPanel::fillMethods() {
@@ -728,8 +582,36 @@ void RunPanel::showStatus(const QString& text, bool problem) {
     }
 }
 
+OutputTreeModel* RunPanel::outputModel() const {
+    return outputs_->outputModel();
+}
+
+TensorTableModel* RunPanel::tableModel() const {
+    return outputs_->tableModel();
+}
+
+TopKModel* RunPanel::topKModel() const {
+    return outputs_->topKModel();
+}
+
 QString RunPanel::topKNote() const {
-    return topKNote_->text();
+    return outputs_->topKNote();
+}
+
+OutputImageView* RunPanel::imageView() const {
+    return outputs_->imageView();
+}
+
+const std::optional<RunResult>& RunPanel::keptResult() const {
+    return outputs_->keptResult();
+}
+
+void RunPanel::keepResult() {
+    outputs_->keepResult();
+}
+
+QString RunPanel::comparisonText() const {
+    return outputs_->comparisonText();
 }
 
 QString RunPanel::statusText() const {
@@ -741,37 +623,13 @@ void RunPanel::showResult(const RunResult& result) {
     const RunRecord& record = history_->add(result);
     plot_->setRuns(history_->runs());
     const TimingStats& s = result.stats;
-    imageView_->setOverlay(
+    outputs_->imageView()->setOverlay(
         {QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
                                        QString::fromStdString(result.deviceName)),
          tr("p50 %1 ms   p90 %2 ms").arg(s.p50, 0, 'f', 2).arg(s.p90, 0, 'f', 2),
          tr("%1 fps at p50").arg(s.p50 > 0 ? 1000.0 / s.p50 : 0.0, 0, 'f', 1),
          tr("%1 iterations after %2 warm-up").arg(result.samplesMs.size()).arg(result.warmup)});
-    const QString selected = outputTree_->currentIndex().data(OutputTreeModel::PathRole).toString();
-    outputModel_->setOutput(result.output);
-    outputTree_->expandAll();
-    // Keep the selection on the same output across runs.
-    QModelIndex select = outputModel_->firstTensor();
-    if (!selected.isEmpty()) {
-        std::function<QModelIndex(const QModelIndex&)> find =
-            [&](const QModelIndex& parent) -> QModelIndex {
-            for (int r = 0; r < outputModel_->rowCount(parent); ++r) {
-                const QModelIndex i = outputModel_->index(r, 0, parent);
-                if (i.data(OutputTreeModel::PathRole).toString() == selected) {
-                    return i;
-                }
-                if (const QModelIndex found = find(i); found.isValid()) {
-                    return found;
-                }
-            }
-            return {};
-        };
-        if (const QModelIndex found = find({}); found.isValid()) {
-            select = found;
-        }
-    }
-    outputTree_->setCurrentIndex(select);
-    showOutput(select);
+    outputs_->showResult(result);
     if (result.profiled) {
         profileModel_->setProfile(result.profile);
         profileSummary_->setText(
@@ -792,167 +650,6 @@ void RunPanel::showResult(const RunResult& result) {
                    .arg(QString::fromStdString(result.device)),
                false);
     Q_EMIT runShown(result);
-}
-
-void RunPanel::showOutput(const QModelIndex& index) {
-    const OutputValue* value = index.isValid() ? outputModel_->valueAt(index) : nullptr;
-    const bool tensor = value && value->kind == OutputValue::Kind::Tensor;
-    tableModel_->setTensor(tensor ? value : nullptr);
-    // Image
-    QImage image;
-    if (tensor) {
-        const ImageLayout layout = imageLayout(*value);
-        const int wanted = channel_->currentIndex();
-        {
-            const QSignalBlocker blocker(channel_);
-            channel_->clear();
-            if (layout.isImage()) {
-                if (layout.channels >= 3) {
-                    channel_->addItem(tr("Colour"));
-                }
-                for (int c = 0; c < layout.channels; ++c) {
-                    channel_->addItem(tr("Channel %1").arg(c));
-                }
-                channel_->setCurrentIndex(std::clamp(wanted, 0, channel_->count() - 1));
-            }
-        }
-        TensorImageOptions options;
-        const int offset = layout.channels >= 3 ? 1 : 0;
-        options.channel = channel_->currentIndex() - offset;
-        if (layout.channels < 3) {
-            options.channel = std::max(0, options.channel);
-        }
-        options.colormap = static_cast<Colormap>(colormap_->currentIndex());
-        const QString range = range_->currentData().toString();
-        options.autoRange = range == QLatin1String("auto");
-        if (!options.autoRange) {
-            options.low = range.section(QLatin1Char(':'), 0, 0).toDouble();
-            options.high = range.section(QLatin1Char(':'), 1, 1).toDouble();
-        }
-        image = tensorToImage(*value, options);
-        // Vectors, and one row of an N x K output: the top k.
-        const int64_t longest =
-            value->shape.empty() ? 1 : *std::max_element(value->shape.begin(), value->shape.end());
-        const bool vector = !value->values.empty() && value->numel == longest && value->numel > 1;
-        const bool rows = !value->values.empty() && value->shape.size() == 2 &&
-                          value->shape[0] > 1 && value->shape[1] > 1;
-        {
-            const QSignalBlocker blocker(topKRow_);
-            topKRow_->setEnabled(rows);
-            topKRow_->setRange(0, rows ? static_cast<int>(value->shape[0]) - 1 : 0);
-        }
-        if (vector) {
-            topKModel_->setValues(value->values, 10, labels_);
-            topKNote_->clear();
-        } else if (rows) {
-            const auto width = static_cast<size_t>(value->shape[1]);
-            const auto first =
-                value->values.begin() +
-                static_cast<std::ptrdiff_t>(width * static_cast<size_t>(topKRow_->value()));
-            topKModel_->setValues(
-                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10, labels_);
-            topKNote_->setText(tr("Row %1 of %2 (choose the row on the right).")
-                                   .arg(topKRow_->value())
-                                   .arg(value->shape[0]));
-        } else {
-            topKModel_->setValues({}, 0, {});
-            topKNote_->setText(
-                value->values.empty()
-                    ? tr("This output has too many values to rank here.")
-                    : tr("Top-k ranks a vector or one row of an N x K output; this output is %1.")
-                          .arg(QString::fromStdString(formatShape(value->shape))));
-        }
-        if (vector && !layout.isImage()) {
-            outputPages_->setCurrentIndex(1);
-        }
-        if (layout.isImage()) {
-            outputPages_->setCurrentIndex(0);
-        } else if (!vector && !rows && outputPages_->currentIndex() < 2) {
-            outputPages_->setCurrentIndex(2);
-        }
-    }
-    imageView_->setImage(image);
-    // Compare with the kept result.
-    if (kept_ && value) {
-        const QString path = index.data(OutputTreeModel::PathRole).toString();
-        const OutputValue* other =
-            valueAtPath(kept_->output.kind == OutputValue::Kind::Tuple ||
-                                kept_->output.kind == OutputValue::Kind::List ||
-                                kept_->output.kind == OutputValue::Kind::Dict
-                            ? kept_->output
-                            : kept_->output,
-                        path);
-        if (!other) {
-            compareText_->setText(tr("The kept result has no output '%1'").arg(path));
-            differenceView_->setImage({});
-        } else {
-            const Difference d = compareTensors(*value, *other);
-            if (!d.comparable) {
-                compareText_->setText(tr("Not compared: %1").arg(d.why));
-            } else {
-                const bool otherModel = !kept_->model.empty() && kept_->model != model_.path;
-                compareText_->setText(
-                    tr("Against the kept result (%1%4): max |difference| %2, max "
-                       "relative difference %3")
-                        .arg(QString::fromStdString(kept_->device))
-                        .arg(d.maxAbs, 0, 'g', 4)
-                        .arg(d.maxRel, 0, 'g', 4)
-                        .arg(otherModel ? tr(", of another model: %1")
-                                              .arg(QFileInfo(QString::fromStdString(kept_->model))
-                                                       .fileName())
-                                        : QString()));
-            }
-            differenceView_->setImage(d.image);
-        }
-    }
-}
-
-namespace {
-
-// The kept result outlives the window (a restart, or a crash of the GUI): it is written in the
-// protocol's encoding.
-QString keptResultPath() {
-    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
-           QStringLiteral("/kept-result.cbor");
-}
-
-} // namespace
-
-void RunPanel::restoreKeptResult() {
-    QFile file(keptResultPath());
-    if (!file.open(QIODevice::ReadOnly)) {
-        return;
-    }
-    const QCborValue value = QCborValue::fromCbor(file.readAll());
-    if (!value.isMap()) {
-        return;
-    }
-    kept_ = protocol::runResultFromCbor(value.toMap());
-    compareText_->setText(
-        tr("Kept from the last session: %1 on %2. The next runs show their difference.")
-            .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));
-}
-
-void RunPanel::keepResult() {
-    if (!last_) {
-        compareText_->setText(tr("Run first, then keep the result."));
-        return;
-    }
-    kept_ = last_;
-    QDir().mkpath(QFileInfo(keptResultPath()).absolutePath());
-    QSaveFile file(keptResultPath());
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(QCborValue(protocol::toCbor(*kept_)).toCbor()) < 0 || !file.commit()) {
-        showStatus(tr("The kept result could not be saved for the next session"), true);
-    }
-    compareText_->setText(
-        tr("Kept the result of %1 on %2: the next runs show their difference.")
-            .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));
-    differenceView_->setImage({});
-}
-
-QString RunPanel::comparisonText() const {
-    return compareText_->text();
 }
 
 QJsonObject RunPanel::settings() const {

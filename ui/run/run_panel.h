@@ -29,6 +29,7 @@ namespace scriptscope {
 
 class InputTable;
 class OutputImageView;
+class OutputPanel;
 class TimingPlot;
 class WarpEditor;
 class WorkerClient;
@@ -61,18 +62,19 @@ public:
     QCheckBox* liveBox() const { return live_; }
     QString deviceNote() const;
     QString statusText() const;
-    OutputTreeModel* outputModel() const { return outputModel_; }
-    TensorTableModel* tableModel() const { return tableModel_; }
-    TopKModel* topKModel() const { return topKModel_; }
+    OutputPanel* outputs() const { return outputs_; }
+    OutputTreeModel* outputModel() const;
+    TensorTableModel* tableModel() const;
+    TopKModel* topKModel() const;
     QString topKNote() const;
     RunHistoryModel* historyModel() const { return history_; }
     OperatorProfileModel* profileModel() const { return profileModel_; }
-    OutputImageView* imageView() const { return imageView_; }
+    OutputImageView* imageView() const;
     TimingPlot* timingPlot() const { return plot_; }
     const std::optional<RunResult>& lastResult() const { return last_; }
     // Keeps the last result; the next ones show their difference to it.
     void keepResult();
-    const std::optional<RunResult>& keptResult() const { return kept_; }
+    const std::optional<RunResult>& keptResult() const;
     QString comparisonText() const;
     // Sets an argument's source ("image", "warp", "random", "zeros", "ones", "file", "value",
     // "none", "default", "elements") and value text; elements through inputTable().
@@ -89,11 +91,9 @@ private:
     void fillInputs();
     void showDevices(const std::vector<DeviceInfo>& devices);
     void showResult(const RunResult& result);
-    void showOutput(const QModelIndex& index);
     void showStatus(const QString& text, bool problem);
     void saveSettings() const;
     void clearResults();
-    void restoreKeptResult();
     QJsonObject settings() const;
     QString imageOptions() const;
     const MethodInfo* currentMethod() const;
@@ -106,8 +106,6 @@ private:
     quint64 request_ = 0;
     bool continuous_ = false;
     std::optional<RunResult> last_;
-    std::optional<RunResult> kept_;
-    QStringList labels_;
 
     QComboBox* method_ = nullptr;
     QComboBox* device_ = nullptr;
@@ -130,23 +128,7 @@ private:
     QPushButton* cancel_ = nullptr;
     QLabel* status_ = nullptr;
 
-    OutputTreeModel* outputModel_ = nullptr;
-    QTreeView* outputTree_ = nullptr;
-    QTabWidget* outputPages_ = nullptr;
-    OutputImageView* imageView_ = nullptr;
-    QComboBox* channel_ = nullptr;
-    QComboBox* colormap_ = nullptr;
-    QComboBox* range_ = nullptr;
-    QCheckBox* overlay_ = nullptr;
-    TopKModel* topKModel_ = nullptr;
-    QTableView* topK_ = nullptr;
-    QLabel* labelsNote_ = nullptr;
-    QSpinBox* topKRow_ = nullptr;
-    QLabel* topKNote_ = nullptr;
-    TensorTableModel* tableModel_ = nullptr;
-    QTableView* table_ = nullptr;
-    QLabel* compareText_ = nullptr;
-    OutputImageView* differenceView_ = nullptr;
+    OutputPanel* outputs_ = nullptr;
 
     RunHistoryModel* history_ = nullptr;
     TimingPlot* plot_ = nullptr;

@@ -1,0 +1,389 @@
+#include "output_panel.h"
+
+#include "output_view.h"
+
+#include <format.h>
+#include <protocol.h>
+
+#include <QCborValue>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include <functional>
+
+namespace scriptscope {
+namespace {
+
+const OutputValue* valueAtPath(const OutputValue& root, const QString& path) {
+    const OutputValue* value = &root;
+    if (path.isEmpty()) {
+        return value;
+    }
+    for (const QString& part : path.split(QLatin1Char('.'))) {
+        const int i = part.toInt();
+        if (i < 0 || i >= static_cast<int>(value->children.size())) {
+            return nullptr;
+        }
+        value = &value->children[static_cast<size_t>(i)];
+    }
+    return value;
+}
+
+} // namespace
+
+OutputPanel::OutputPanel(QWidget* parent)
+    : QSplitter(Qt::Horizontal, parent) {
+    outputModel_ = new OutputTreeModel(this);
+    outputTree_ = new QTreeView(this);
+    outputTree_->setModel(outputModel_);
+    outputTree_->setUniformRowHeights(true);
+    outputTree_->setAlternatingRowColors(true);
+    outputTree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    connect(outputTree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& index) { showOutput(index); });
+
+    outputPages_ = new QTabWidget(this);
+    auto* imagePage = new QWidget(outputPages_);
+    auto* imageLayout = new QVBoxLayout(imagePage);
+    // A tool bar: on a narrow window (QT_SCALE_FACTOR=2) what does not fit goes into its » menu.
+    auto* imageBar = new QToolBar(imagePage);
+    imageBar->setIconSize(QSize(16, 16));
+    channel_ = new QComboBox(imagePage);
+    colormap_ = new QComboBox(imagePage);
+    colormap_->addItems({tr("Gray"), tr("Viridis"), tr("Jet")});
+    range_ = new QComboBox(imagePage);
+    range_->addItem(tr("Auto range"), QStringLiteral("auto"));
+    range_->addItem(QStringLiteral("0 … 1"), QStringLiteral("0:1"));
+    range_->addItem(QStringLiteral("-1 … 1"), QStringLiteral("-1:1"));
+    range_->addItem(QStringLiteral("0 … 255"), QStringLiteral("0:255"));
+    overlay_ = new QCheckBox(tr("Timing overlay"), imagePage);
+    overlay_->setChecked(true);
+    auto* saveView = new QPushButton(tr("Save View…"), imagePage);
+    imageBar->addWidget(new QLabel(tr("Channel"), imagePage));
+    imageBar->addWidget(channel_);
+    imageBar->addWidget(colormap_);
+    imageBar->addWidget(range_);
+    imageBar->addWidget(overlay_);
+    imageBar->addWidget(saveView);
+    imageView_ = new OutputImageView(imagePage);
+    imageLayout->addWidget(imageBar);
+    imageLayout->addWidget(imageView_, 1);
+    outputPages_->addTab(imagePage, tr("Image"));
+    for (QComboBox* box : {channel_, colormap_, range_}) {
+        connect(box, &QComboBox::activated, this,
+                [this]() { showOutput(outputTree_->currentIndex()); });
+    }
+    connect(overlay_, &QCheckBox::toggled, imageView_, &OutputImageView::setOverlayVisible);
+    connect(saveView, &QPushButton::clicked, this, [this]() {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save View"), QStringLiteral("output.png"), tr("PNG image (*.png)"));
+        if (!path.isEmpty() && !imageView_->render().save(path)) {
+            Q_EMIT problem(tr("Cannot write %1").arg(path));
+        }
+    });
+
+    auto* topKPage = new QWidget(outputPages_);
+    auto* topKLayout = new QVBoxLayout(topKPage);
+    auto* labelsBar = new QHBoxLayout;
+    auto* labels = new QPushButton(tr("Labels File…"), topKPage);
+    labels->setToolTip(tr("A text file with one label per line, in index order"));
+    labelsNote_ = new QLabel(tr("No labels"), topKPage);
+    topKRow_ = new QSpinBox(topKPage);
+    topKRow_->setPrefix(tr("Row "));
+    topKRow_->setToolTip(tr("Which row of an N x K output the top k are taken from"));
+    topKRow_->setEnabled(false);
+    labelsBar->addWidget(labels);
+    labelsBar->addWidget(labelsNote_, 1);
+    labelsBar->addWidget(topKRow_);
+    topKNote_ = new QLabel(topKPage);
+    topKNote_->setWordWrap(true);
+    topKModel_ = new TopKModel(this);
+    topK_ = new QTableView(topKPage);
+    topK_->setModel(topKModel_);
+    topK_->verticalHeader()->hide();
+    topK_->horizontalHeader()->setStretchLastSection(true);
+    topKLayout->addLayout(labelsBar);
+    topKLayout->addWidget(topKNote_);
+    topKLayout->addWidget(topK_);
+    connect(topKRow_, &QSpinBox::valueChanged, this,
+            [this]() { showOutput(outputTree_->currentIndex()); });
+    outputPages_->addTab(topKPage, tr("Top-k"));
+    connect(labels, &QPushButton::clicked, this, [this]() {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Labels"), {}, tr("Text (*.txt);;All files (*)"));
+        QFile file(path);
+        if (path.isEmpty() || !file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+            return;
+        }
+        labels_ = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+        while (!labels_.isEmpty() && labels_.last().trimmed().isEmpty()) {
+            labels_.removeLast();
+        }
+        labelsNote_->setText(
+            tr("%1 labels from %2").arg(labels_.size()).arg(QFileInfo(path).fileName()));
+        showOutput(outputTree_->currentIndex());
+    });
+
+    tableModel_ = new TensorTableModel(this);
+    table_ = new QTableView(outputPages_);
+    table_->setModel(tableModel_);
+    outputPages_->addTab(table_, tr("Values"));
+
+    auto* comparePage = new QWidget(outputPages_);
+    auto* compareLayout = new QVBoxLayout(comparePage);
+    auto* keep = new QPushButton(tr("Keep This Result"), comparePage);
+    keep->setToolTip(tr("The next runs show their difference to this one (e.g. CPU against CUDA, "
+                        "or before and after a warp change)"));
+    compareText_ = new QLabel(tr("Keep a result to compare the next ones with it."), comparePage);
+    compareText_->setWordWrap(true);
+    compareText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    differenceView_ = new OutputImageView(comparePage);
+    compareLayout->addWidget(keep);
+    compareLayout->addWidget(compareText_);
+    compareLayout->addWidget(differenceView_, 1);
+    outputPages_->addTab(comparePage, tr("Compare"));
+    connect(keep, &QPushButton::clicked, this, [this]() { keepResult(); });
+    addWidget(outputTree_);
+    addWidget(outputPages_);
+    setStretchFactor(1, 2);
+
+    restoreKeptResult();
+}
+
+void OutputPanel::showResult(const RunResult& result) {
+    last_ = result;
+    const QString selected = outputTree_->currentIndex().data(OutputTreeModel::PathRole).toString();
+    outputModel_->setOutput(result.output);
+    outputTree_->expandAll();
+    // Keep the selection on the same output across runs.
+    QModelIndex select = outputModel_->firstTensor();
+    if (!selected.isEmpty()) {
+        std::function<QModelIndex(const QModelIndex&)> find =
+            [&](const QModelIndex& parent) -> QModelIndex {
+            for (int r = 0; r < outputModel_->rowCount(parent); ++r) {
+                const QModelIndex i = outputModel_->index(r, 0, parent);
+                if (i.data(OutputTreeModel::PathRole).toString() == selected) {
+                    return i;
+                }
+                if (const QModelIndex found = find(i); found.isValid()) {
+                    return found;
+                }
+            }
+            return {};
+        };
+        if (const QModelIndex found = find({}); found.isValid()) {
+            select = found;
+        }
+    }
+    outputTree_->setCurrentIndex(select);
+    showOutput(select);
+}
+
+void OutputPanel::clear(const std::string& modelPath) {
+    modelPath_ = modelPath;
+    last_.reset();
+    outputModel_->setOutput(OutputValue{});
+    tableModel_->setTensor(nullptr);
+    topKModel_->setValues({}, 0, {});
+    topKNote_->clear();
+    imageView_->setImage({});
+    imageView_->setOverlay({});
+    differenceView_->setImage({});
+    if (kept_) {
+        const bool other = !kept_->model.empty() && kept_->model != modelPath_;
+        compareText_->setText(
+            other ? tr("Kept: a result of another model (%1, %2 on %3). The next runs of this "
+                       "model are compared with it where the outputs match.")
+                        .arg(QFileInfo(QString::fromStdString(kept_->model)).fileName(),
+                             QString::fromStdString(kept_->method),
+                             QString::fromStdString(kept_->device))
+                  : tr("Kept: %1 on %2. The next runs show their difference.")
+                        .arg(QString::fromStdString(kept_->method),
+                             QString::fromStdString(kept_->device)));
+    } else {
+        compareText_->setText(tr("Keep a result to compare the next ones with it."));
+    }
+}
+
+QString OutputPanel::topKNote() const {
+    return topKNote_->text();
+}
+
+void OutputPanel::showOutput(const QModelIndex& index) {
+    const OutputValue* value = index.isValid() ? outputModel_->valueAt(index) : nullptr;
+    const bool tensor = value && value->kind == OutputValue::Kind::Tensor;
+    tableModel_->setTensor(tensor ? value : nullptr);
+    // Image
+    QImage image;
+    if (tensor) {
+        const ImageLayout layout = imageLayout(*value);
+        const int wanted = channel_->currentIndex();
+        {
+            const QSignalBlocker blocker(channel_);
+            channel_->clear();
+            if (layout.isImage()) {
+                if (layout.channels >= 3) {
+                    channel_->addItem(tr("Colour"));
+                }
+                for (int c = 0; c < layout.channels; ++c) {
+                    channel_->addItem(tr("Channel %1").arg(c));
+                }
+                channel_->setCurrentIndex(std::clamp(wanted, 0, channel_->count() - 1));
+            }
+        }
+        TensorImageOptions options;
+        const int offset = layout.channels >= 3 ? 1 : 0;
+        options.channel = channel_->currentIndex() - offset;
+        if (layout.channels < 3) {
+            options.channel = std::max(0, options.channel);
+        }
+        options.colormap = static_cast<Colormap>(colormap_->currentIndex());
+        const QString range = range_->currentData().toString();
+        options.autoRange = range == QLatin1String("auto");
+        if (!options.autoRange) {
+            options.low = range.section(QLatin1Char(':'), 0, 0).toDouble();
+            options.high = range.section(QLatin1Char(':'), 1, 1).toDouble();
+        }
+        image = tensorToImage(*value, options);
+        // Vectors, and one row of an N x K output: the top k.
+        const int64_t longest =
+            value->shape.empty() ? 1 : *std::max_element(value->shape.begin(), value->shape.end());
+        const bool vector = !value->values.empty() && value->numel == longest && value->numel > 1;
+        const bool rows = !value->values.empty() && value->shape.size() == 2 &&
+                          value->shape[0] > 1 && value->shape[1] > 1;
+        {
+            const QSignalBlocker blocker(topKRow_);
+            topKRow_->setEnabled(rows);
+            topKRow_->setRange(0, rows ? static_cast<int>(value->shape[0]) - 1 : 0);
+        }
+        if (vector) {
+            topKModel_->setValues(value->values, 10, labels_);
+            topKNote_->clear();
+        } else if (rows) {
+            const auto width = static_cast<size_t>(value->shape[1]);
+            const auto first =
+                value->values.begin() +
+                static_cast<std::ptrdiff_t>(width * static_cast<size_t>(topKRow_->value()));
+            topKModel_->setValues(
+                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10, labels_);
+            topKNote_->setText(tr("Row %1 of %2 (choose the row on the right).")
+                                   .arg(topKRow_->value())
+                                   .arg(value->shape[0]));
+        } else {
+            topKModel_->setValues({}, 0, {});
+            topKNote_->setText(
+                value->values.empty()
+                    ? tr("This output has too many values to rank here.")
+                    : tr("Top-k ranks a vector or one row of an N x K output; this output is %1.")
+                          .arg(QString::fromStdString(formatShape(value->shape))));
+        }
+        if (vector && !layout.isImage()) {
+            outputPages_->setCurrentIndex(1);
+        }
+        if (layout.isImage()) {
+            outputPages_->setCurrentIndex(0);
+        } else if (!vector && !rows && outputPages_->currentIndex() < 2) {
+            outputPages_->setCurrentIndex(2);
+        }
+    }
+    imageView_->setImage(image);
+    // Compare with the kept result.
+    if (kept_ && value) {
+        const QString path = index.data(OutputTreeModel::PathRole).toString();
+        const OutputValue* other =
+            valueAtPath(kept_->output.kind == OutputValue::Kind::Tuple ||
+                                kept_->output.kind == OutputValue::Kind::List ||
+                                kept_->output.kind == OutputValue::Kind::Dict
+                            ? kept_->output
+                            : kept_->output,
+                        path);
+        if (!other) {
+            compareText_->setText(tr("The kept result has no output '%1'").arg(path));
+            differenceView_->setImage({});
+        } else {
+            const Difference d = compareTensors(*value, *other);
+            if (!d.comparable) {
+                compareText_->setText(tr("Not compared: %1").arg(d.why));
+            } else {
+                const bool otherModel = !kept_->model.empty() && kept_->model != modelPath_;
+                compareText_->setText(
+                    tr("Against the kept result (%1%4): max |difference| %2, max "
+                       "relative difference %3")
+                        .arg(QString::fromStdString(kept_->device))
+                        .arg(d.maxAbs, 0, 'g', 4)
+                        .arg(d.maxRel, 0, 'g', 4)
+                        .arg(otherModel ? tr(", of another model: %1")
+                                              .arg(QFileInfo(QString::fromStdString(kept_->model))
+                                                       .fileName())
+                                        : QString()));
+            }
+            differenceView_->setImage(d.image);
+        }
+    }
+}
+
+namespace {
+
+// The kept result outlives the window (a restart, or a crash of the GUI): it is written in the
+// protocol's encoding.
+QString keptResultPath() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+           QStringLiteral("/kept-result.cbor");
+}
+
+} // namespace
+
+void OutputPanel::restoreKeptResult() {
+    QFile file(keptResultPath());
+    if (!file.open(QIODevice::ReadOnly)) {
+        return;
+    }
+    const QCborValue value = QCborValue::fromCbor(file.readAll());
+    if (!value.isMap()) {
+        return;
+    }
+    kept_ = protocol::runResultFromCbor(value.toMap());
+    compareText_->setText(
+        tr("Kept from the last session: %1 on %2. The next runs show their difference.")
+            .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));
+}
+
+void OutputPanel::keepResult() {
+    if (!last_) {
+        compareText_->setText(tr("Run first, then keep the result."));
+        return;
+    }
+    kept_ = last_;
+    QDir().mkpath(QFileInfo(keptResultPath()).absolutePath());
+    QSaveFile file(keptResultPath());
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(QCborValue(protocol::toCbor(*kept_)).toCbor()) < 0 || !file.commit()) {
+        Q_EMIT problem(tr("The kept result could not be saved for the next session"));
+    }
+    compareText_->setText(
+        tr("Kept the result of %1 on %2: the next runs show their difference.")
+            .arg(QString::fromStdString(kept_->method), QString::fromStdString(kept_->device)));
+    differenceView_->setImage({});
+}
+
+QString OutputPanel::comparisonText() const {
+    return compareText_->text();
+}
+
+} // namespace scriptscope

@@ -1,0 +1,77 @@
+// The Run workspace's outputs: the returned values as a tree, and the selected tensor drawn as an
+// image (with the timing overlay), ranked as top-k (with labels), listed as numbers, or compared
+// with a kept result (kept across sessions).
+#pragma once
+
+#include "output_models.h"
+
+#include <run_types.h>
+
+#include <QSplitter>
+
+#include <optional>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QTreeView;
+
+namespace scriptscope {
+
+class OutputImageView;
+
+class OutputPanel : public QSplitter {
+    Q_OBJECT
+
+public:
+    explicit OutputPanel(QWidget* parent = nullptr);
+
+    // A new result: the same output stays selected across runs.
+    void showResult(const RunResult& result);
+    // Nothing shown (another model); the kept result stays, labelled when it is another model's.
+    void clear(const std::string& modelPath);
+    // Keeps the last result; the next ones show their difference to it.
+    void keepResult();
+    const std::optional<RunResult>& keptResult() const { return kept_; }
+    QString comparisonText() const;
+    QString topKNote() const;
+
+    OutputTreeModel* outputModel() const { return outputModel_; }
+    TensorTableModel* tableModel() const { return tableModel_; }
+    TopKModel* topKModel() const { return topKModel_; }
+    OutputImageView* imageView() const { return imageView_; }
+
+Q_SIGNALS:
+    void problem(const QString& message);
+
+private:
+    void showOutput(const QModelIndex& index);
+    void restoreKeptResult();
+
+    std::string modelPath_;
+    std::optional<RunResult> last_;
+    std::optional<RunResult> kept_;
+    QStringList labels_;
+    OutputTreeModel* outputModel_ = nullptr;
+    QTreeView* outputTree_ = nullptr;
+    QTabWidget* outputPages_ = nullptr;
+    OutputImageView* imageView_ = nullptr;
+    QComboBox* channel_ = nullptr;
+    QComboBox* colormap_ = nullptr;
+    QComboBox* range_ = nullptr;
+    QCheckBox* overlay_ = nullptr;
+    TopKModel* topKModel_ = nullptr;
+    QTableView* topK_ = nullptr;
+    QLabel* labelsNote_ = nullptr;
+    QSpinBox* topKRow_ = nullptr;
+    QLabel* topKNote_ = nullptr;
+    TensorTableModel* tableModel_ = nullptr;
+    QTableView* table_ = nullptr;
+    QLabel* compareText_ = nullptr;
+    OutputImageView* differenceView_ = nullptr;
+};
+
+} // namespace scriptscope
