@@ -83,6 +83,7 @@ Q_SIGNALS:
 private:
     friend class WarpStateCommand;
     void buildUi();
+    QWidget* buildPanel(); // warp_editor_panel.cpp
     void setCommitted(const WarpState& state);
     void display(const WarpState& state, bool fullResolution);
     void requestRender(bool fullResolution);
