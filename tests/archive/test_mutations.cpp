@@ -11,6 +11,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 
 #include <csignal>
@@ -76,6 +78,10 @@ Result loadIsolated(const std::string& path) {
     return {Outcome::Broken, "exit status " + std::to_string(status) + ": " + text};
 }
 
+// Today's run (LibTorch 1.13, these 300 variants): the probe refuses what would crash LibTorch,
+// so none crashes it or times out. A weaker probe lets some through: more than this fails.
+constexpr int kMaxLibTorchFailures = 0;
+
 QStringList mutations() {
     const QDir dir(QStringLiteral(SCRIPTSCOPE_FIXTURES_DIR "/mutations"));
     const QStringList names = dir.entryList({QStringLiteral("*.pt")}, QDir::Files, QDir::Name);
@@ -120,6 +126,44 @@ private Q_SLOTS:
         for (const QString& c : crashed) {
             qInfo("  handled: %s", qPrintable(c));
         }
+        QVERIFY2(
+            counts[Outcome::Crashed] + counts[Outcome::TimedOut] <= kMaxLibTorchFailures,
+            qPrintable(QStringLiteral("%1 variants crashed LibTorch or timed out (at most %2): "
+                                      "the probe lets damage through")
+                           .arg(counts[Outcome::Crashed] + counts[Outcome::TimedOut])
+                           .arg(kMaxLibTorchFailures)));
+    }
+
+    // The damage the probe must find before LibTorch reads anything: a cut file, tensor data
+    // missing or short, a pickle cut short. Each such variant is refused by the probe itself.
+    void theProbeRefusesWhatItMust() {
+        QFile file(QStringLiteral(SCRIPTSCOPE_FIXTURES_DIR "/mutations/manifest.json"));
+        QVERIFY2(file.open(QIODevice::ReadOnly), "mutations/manifest.json is missing");
+        const QJsonObject manifest = QJsonDocument::fromJson(file.readAll()).object();
+        QVERIFY(manifest.size() >= 300);
+        std::map<std::string, int> pinned;
+        for (auto it = manifest.begin(); it != manifest.end(); ++it) {
+            const QString kind = it.value().toObject().value(QStringLiteral("kind")).toString();
+            const QString record = it.value().toObject().value(QStringLiteral("record")).toString();
+            const bool data = record.startsWith(QStringLiteral("data/"));
+            const bool pickle = record.endsWith(QStringLiteral(".pkl"));
+            const bool mustRefuse = kind == QStringLiteral("cut") ||
+                                    (kind == QStringLiteral("drop") && data) ||
+                                    (kind == QStringLiteral("truncrec") && (data || pickle));
+            if (!mustRefuse) {
+                continue;
+            }
+            const auto probe = probeArchive(std::string(SCRIPTSCOPE_FIXTURES_DIR "/mutations/") +
+                                            it.key().toStdString());
+            const bool refused = probe.kind != FileKind::TorchScript || !probe.damage.empty();
+            QVERIFY2(refused,
+                     qPrintable(it.key() + QStringLiteral(" (") + kind + QStringLiteral(" ") +
+                                record + QStringLiteral(") passed the probe")));
+            ++pinned[kind.toStdString()];
+        }
+        // Every class is there to be checked.
+        QVERIFY(pinned["cut"] >= 40);
+        QVERIFY(pinned["drop"] >= 3 && pinned["truncrec"] >= 10);
     }
 
     void theCliHandlesThem() {
