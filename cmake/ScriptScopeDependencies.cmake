@@ -43,6 +43,10 @@ message(STATUS "OpenCV ${OpenCV_VERSION}")
 find_package(nlohmann_json 3.9 QUIET)
 scriptscope_require(nlohmann_json_FOUND "nlohmann/json" "nlohmann-json3-dev" "")
 
+# CLI11 (header-only) parses scriptscope-cli's subcommands and options.
+find_package(CLI11 2.1 CONFIG QUIET)
+scriptscope_require(CLI11_FOUND "CLI11" "libcli11-dev" "")
+
 find_package(ZLIB QUIET)
 scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
 

@@ -7,15 +7,19 @@
 #include <matrix_io.h>
 #include <process_limits.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,64 +37,62 @@ constexpr int kExitUsage = 2;
 constexpr int kExitCrashed = 3;
 constexpr int kExitTimedOut = 4;
 
-const char* const kUsage = R"(Usage: scriptscope-cli COMMAND [ARGUMENTS] [OPTIONS]
+const char* const kProgram = "scriptscope-cli";
 
-Inspect, run and warp with exported PyTorch (TorchScript) models.
+// Each command's help names the global options, which CLI11 lists only in the top-level help.
+const char* const kGlobalOptionsNote =
+    R"(Options for every command, before or after it (see scriptscope-cli --help): --op-library PATH,
+--timeout S, --memory-limit MB, --in-process, --verbose.)";
 
-Commands:
-  info MODEL [--show-code] [--json]
-                          What the file is, read without executing it (a safe preview): records,
-                          serialization version, extra files, operators used and whether each is
-                          registered, tensor storages (dtype, size, where saved; short or missing
-                          data is reported as damage), and the code files (--show-code prints
-                          them).
-  tree MODEL [--json]     The module tree: types, parameters, buffers, attributes, methods.
-  code MODEL [--module PATH] [--method NAME]
-                          What Python prints for model.PATH.NAME.code (default: root, forward).
-  graph MODEL [--module PATH] [--method NAME] [--inlined]
-                          str(model.PATH.NAME.graph); --inlined: str(model.inlined_graph).
-  run MODEL [--method NAME] [--input SPEC]... [--inputs FILE] [--device D] [--warmup N]
-            [--iters N] [--json] [--save-outputs FILE] [--profile]
-                          Runs a method and times it. One --input per argument:
-                            random:1x3x224x224[:DTYPE[:SEED]]  zeros:2x3:int64  ones:4
-                            image:photo.png[,size=224x224][,order=rgb|bgr][,layout=chw|hwc]
-                                 [,batch=0|1][,dtype=float32][,scale=1/255][,mean=a/b/c]
-                                 [,std=a/b/c][,gray=1][,preset=imagenet]
-                            file:x.pt (a value written by torch.save)
-                            matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
-                            3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
-                            list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
-                                 (each element any spec, e.g. a detector's List[Tensor]:
-                                 'list:image:a.png,batch=0;image:b.png,batch=0'; [..] nests:
-                                 'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty)
-                          --inputs FILE: every argument from one torch.save file (a tensor, or
-                          a tuple/list with one value per argument; a list that fits a first
-                          List[...] argument is that argument). --device: cpu, cuda,
-                          cuda:N. --save-outputs: a file Python's torch.load reads.
-                          --profile: one more run times every operator call and gives each
-                          module's share (the timed iterations run without it).
-  warp IMAGE (--matrix FILE [--matrix-node NAME] | --corners x0,y0,x1,y1,x2,y2,x3,y3) -o OUT
-            [--size WxH] [--interp nearest|linear|cubic|lanczos4]
-            [--border constant|replicate|reflect|reflect101|wrap] [--border-value V] [--inverse]
-                          Warps an image with my_ops::warp_perspective. The matrix maps source
-                          pixels to output pixels, as cv::warpPerspective (JSON, NumPy .npy,
-                          OpenCV FileStorage .xml/.yml). --corners: where the image's corners
-                          (top-left, top-right, bottom-right, bottom-left) go.
-  devices [--json]        The devices runs can use, and why CUDA is unavailable if it is.
-
-Options for every command:
-  --op-library PATH       Load a library of operators first (repeatable), e.g. torchvision's
-                          _C library for torchvision::nms.
-  --timeout S             Time limit in seconds for the work (default 300).
-  --memory-limit MB       Memory limit for the work (default: 3/4 of physical memory).
-  --in-process            Do the work in this process, without isolation (for debugging).
-  --verbose               Print error messages in full (LibTorch's can span many lines).
-  -h, --help              This text.
-  --version               Version of scriptscope-cli and of the libraries it uses.
+const char* const kTopFooter =
+    R"('scriptscope-cli COMMAND --help' describes a command and its options ('run --help' the input
+specs). The options above may come before or after the command.
 
 Exit status: 0 success; 1 bad input or model error; 2 usage error; 3 the work crashed or hit the
-memory limit; 4 the work timed out.
-)";
+memory limit; 4 the work timed out.)";
+
+const char* const kInfoFooter =
+    R"(Reads records, serialization version, extra files, operators used and whether each is
+registered, tensor storages (dtype, size, where saved; short or missing data is reported as
+damage), and the code files (--show-code prints them). Nothing in the file is executed. The exit
+status is 1 for a file that this LibTorch cannot open as a model.)";
+
+const char* const kTreeFooter =
+    R"(Loads the model and prints its modules, each with its parameters, buffers, attributes and
+methods (schemas), and the totals.)";
+
+const char* const kCodeFooter =
+    R"(Prints what Python prints for model.PATH.NAME.code (default: the root's forward).)";
+
+const char* const kGraphFooter =
+    R"(Prints str(model.PATH.NAME.graph) (default: the root's forward); --inlined prints
+str(model.inlined_graph), with the calls of submodules inlined.)";
+
+const char* const kRunFooter = R"(Runs a method (after the warm-up runs) and times each iteration.
+
+One --input per argument of the method, in order. SPEC is one of:
+  random:1x3x224x224[:DTYPE[:SEED]]  zeros:2x3:int64  ones:4
+  image:photo.png[,size=224x224][,order=rgb|bgr][,layout=chw|hwc][,batch=0|1][,dtype=float32]
+       [,scale=1/255][,mean=a/b/c][,std=a/b/c][,gray=1][,preset=imagenet]
+  file:x.pt (a value written by torch.save)
+  matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
+  3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
+  list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
+       each element any spec, e.g. a detector's List[Tensor]:
+       'list:image:a.png,batch=0;image:b.png,batch=0'; [..] nests:
+       'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty
+
+--inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
+value per argument; a list that fits a first List[...] argument is that argument.)";
+
+const char* const kWarpFooter =
+    R"(Warps IMAGE with my_ops::warp_perspective into -o OUT. Give either --matrix or --corners.
+The matrix maps source pixels to output pixels, as cv::warpPerspective's (JSON, NumPy .npy,
+OpenCV FileStorage .xml/.yml). --corners: where the image's corners (top-left, top-right,
+bottom-right, bottom-left) go.)";
+
+const char* const kDevicesFooter =
+    R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
 
 struct Options {
     std::string command;
@@ -125,8 +127,11 @@ struct UsageError {
     std::string message;
 };
 
-int usage(const std::string& message) {
-    std::cerr << "scriptscope-cli: " << message << "\nTry 'scriptscope-cli --help'.\n";
+// One line on stderr, whatever the message holds.
+int usage(const std::string& command, std::string message) {
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << kProgram << ": " << message << " (see " << kProgram << " "
+              << (command.empty() ? "" : command + " ") << "--help)\n";
     return kExitUsage;
 }
 
@@ -139,111 +144,61 @@ double parseNumber(const std::string& option, const std::string& value) {
     return number;
 }
 
-int parseCount(const std::string& option, const std::string& value, int minimum) {
-    const double number = parseNumber(option, value);
-    if (number != static_cast<int>(number) || number < minimum || number > 1e8) {
-        throw UsageError{option + " expects a whole number of at least " + std::to_string(minimum) +
-                         ", got '" + value + "'"};
-    }
-    return static_cast<int>(number);
+// CLI11 validators for numbers as strtod reads them, so "1e3" and "7.0" count, as before. CLI11
+// puts the option's name before the message.
+bool readNumber(const std::string& value, double& number) {
+    char* end = nullptr;
+    number = std::strtod(value.c_str(), &end);
+    return !value.empty() && *end == '\0';
 }
 
-Options parseArguments(const std::vector<std::string>& args) {
-    Options o;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) {
-                throw UsageError{a + " needs a value"};
+CLI::Validator aNumber(std::function<bool(double)> fits, const std::string& expected) {
+    return CLI::Validator(
+        [fits = std::move(fits), expected](std::string& value) -> std::string {
+            double number = 0;
+            return readNumber(value, number) && fits(number) ? std::string()
+                                                             : expected + ", got '" + value + "'";
+        },
+        std::string());
+}
+
+// Also rewrites the number in plain decimal: CLI11's integer conversion reads "010" as octal.
+CLI::Validator aWholeNumber(int minimum) {
+    return CLI::Validator(
+        [minimum](std::string& value) -> std::string {
+            double number = 0;
+            if (!readNumber(value, number) || number != std::floor(number) || number < minimum ||
+                number > 1e8) {
+                return "expects a whole number of at least " + std::to_string(minimum) + ", got '" +
+                       value + "'";
             }
-            return args[++i];
-        };
-        if (a == "--json") {
-            o.json = true;
-        } else if (a == "--in-process") {
-            o.inProcess = true;
-        } else if (a == "--supervised") {
-            o.supervised = true;
-        } else if (a == "--verbose") {
-            o.verbose = true;
-        } else if (a == "--inlined") {
-            o.inlined = true;
-        } else if (a == "--inverse") {
-            o.inverse = true;
-        } else if (a == "--op-library") {
-            o.opLibraries.push_back(value());
-        } else if (a == "--timeout") {
-            o.timeout = parseNumber(a, value());
-            if (!(o.timeout > 0)) {
-                throw UsageError{"--timeout must be positive"};
-            }
-        } else if (a == "--memory-limit") {
-            const double mb = parseNumber(a, value());
-            if (!(mb >= 64)) {
-                throw UsageError{"--memory-limit is in MB and must be at least 64"};
-            }
-            o.memoryLimit = static_cast<uint64_t>(mb * 1024 * 1024);
-            o.memoryLimitGiven = true;
-        } else if (a == "--module") {
-            o.module = value();
-        } else if (a == "--method") {
-            o.method = value();
-        } else if (a == "--input") {
-            o.inputSpecs.push_back(value());
-        } else if (a == "--inputs") {
-            o.run.inputsFile = value();
-        } else if (a == "--device") {
-            o.run.device = value();
-        } else if (a == "--warmup") {
-            o.run.warmup = parseCount(a, value(), 0);
-        } else if (a == "--iters" || a == "--iterations") {
-            o.run.iterations = parseCount(a, value(), 1);
-        } else if (a == "--save-outputs") {
-            o.run.saveOutputsPath = value();
-        } else if (a == "--show-code") {
-            o.showCode = true;
-        } else if (a == "--profile") {
-            o.run.profile = true;
-        } else if (a == "--matrix") {
-            o.matrixFile = value();
-        } else if (a == "--matrix-node") {
-            o.matrixNode = value();
-        } else if (a == "--corners") {
-            o.corners = value();
-        } else if (a == "-o" || a == "--output") {
-            o.output = value();
-        } else if (a == "--size") {
-            o.size = value();
-        } else if (a == "--interp" || a == "--interpolation") {
-            o.interpolation = value();
-        } else if (a == "--border") {
-            o.border = value();
-        } else if (a == "--border-value") {
-            o.borderValue = parseNumber(a, value());
-        } else if (a.size() > 1 && a[0] == '-') {
-            throw UsageError{"unknown option '" + a + "'"};
-        } else if (o.command.empty()) {
-            o.command = a;
-        } else {
-            o.positional.push_back(a);
-        }
+            value = std::to_string(static_cast<int>(number));
+            return {};
+        },
+        std::string());
+}
+
+// What CLI11 left over, in the words of the old parser: an unknown command or option, or a
+// second file.
+std::string describeExtras(const CLI::App& app, const std::string& command) {
+    const std::vector<std::string> extras = app.remaining(true);
+    if (extras.empty()) {
+        return {};
     }
-    if (!o.memoryLimitGiven) {
-        o.memoryLimit = defaultMemoryLimit();
+    const std::string& first = extras.front();
+    if (first.size() > 1 && first[0] == '-') {
+        return command.empty() ? "unknown option '" + first + "'"
+                               : command + " has no option '" + first + "'";
     }
-    static const char* const commands[] = {"info", "tree", "code",   "graph",
-                                           "run",  "warp", "devices"};
-    if (o.command.empty()) {
-        throw UsageError{"no command given"};
+    if (command.empty()) {
+        return "unknown command '" + first + "'";
     }
-    if (std::find(std::begin(commands), std::end(commands), o.command) == std::end(commands)) {
-        throw UsageError{"unknown command '" + o.command + "'"};
-    }
-    const size_t wanted = o.command == "devices" ? 0 : 1;
-    if (o.positional.size() != wanted) {
-        throw UsageError{o.command + (wanted ? " takes one file" : " takes no file") +
-                         (o.positional.size() > wanted ? ", got more" : ", got none")};
-    }
+    return command + (command == "devices" ? " takes no file" : " takes one file") + ", got '" +
+           first + "' too";
+}
+
+// Checks CLI11 cannot express; their messages are those of the old parser.
+void checkCommand(Options& o) {
     for (const auto& spec : o.inputSpecs) {
         auto parsed = parseInputSpec(spec);
         if (!parsed) {
@@ -252,15 +207,205 @@ Options parseArguments(const std::vector<std::string>& args) {
         o.run.inputs.push_back(parsed.value());
     }
     o.run.method = o.method;
-    if (o.command == "warp") {
-        if (o.output.empty()) {
-            throw UsageError{"warp needs -o OUTPUT"};
-        }
-        if (o.matrixFile.empty() == o.corners.empty()) {
-            throw UsageError{"warp needs either --matrix FILE or --corners x0,y0,...,x3,y3"};
-        }
+    if (o.command == "warp" && o.matrixFile.empty() == o.corners.empty()) {
+        throw UsageError{"warp needs either --matrix FILE or --corners x0,y0,...,x3,y3"};
     }
-    return o;
+}
+
+// Fills `o` from the arguments. Returns an exit status when there is nothing to run: help or
+// version printed (0), or a usage error reported (2).
+std::optional<int> parseArguments(const std::vector<std::string>& args, Options& o) {
+    CLI::App app("Inspect, run and warp with exported PyTorch (TorchScript) models.", kProgram);
+    app.get_formatter()->column_width(34);
+    app.get_formatter()->label("SUBCOMMAND", "COMMAND");
+    app.footer(kTopFooter);
+    app.require_subcommand(1);
+    // Inherited by the commands: the global options work after them too, as they must, since the
+    // supervising parent appends `--in-process --supervised` to the child's arguments.
+    app.fallthrough();
+    // Later occurrences win, as before; repeatable options say take_all().
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    app.add_option("--op-library", o.opLibraries,
+                   "Load a library of operators first (repeatable), e.g.\n"
+                   "torchvision's _C library for torchvision::nms")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->take_all();
+    app.add_option("--timeout", o.timeout, "Time limit in seconds for the work")
+        ->type_name("S")
+        ->check(aNumber([](double s) { return s > 0; }, "expects a positive number"))
+        ->capture_default_str();
+    double memoryLimitMb = 0;
+    CLI::Option* memoryLimit =
+        app.add_option("--memory-limit", memoryLimitMb,
+                       "Memory limit for the work (default: 3/4 of physical\nmemory)")
+            ->type_name("MB")
+            ->check(
+                aNumber([](double mb) { return mb >= 64; }, "is in MB and must be at least 64"));
+    app.add_flag("--in-process", o.inProcess,
+                 "Do the work in this process, without isolation (for\ndebugging)");
+    app.add_flag("--verbose", o.verbose,
+                 "Print error messages in full (LibTorch's can span many\nlines)");
+    app.add_flag("--supervised", o.supervised)->group(""); // the supervising parent's child
+    app.add_flag_callback(
+           "--version",
+           [] {
+               std::cout << kProgram << " " SCRIPTSCOPE_VERSION " (LibTorch " << libtorchVersion()
+                         << ")\n";
+               throw CLI::Success();
+           },
+           "Version of scriptscope-cli and of the libraries it uses")
+        ->trigger_on_parse();
+
+    std::string file;
+    auto command = [&](const char* name, const char* description, const char* footer,
+                       const char* fileName, const char* fileDescription) {
+        CLI::App* sub = app.add_subcommand(name, description)->group("Commands");
+        sub->footer(std::string(footer) + "\n\n" + kGlobalOptionsNote);
+        if (fileName) {
+            sub->add_option(fileName, file, fileDescription)->type_name("")->required();
+        }
+        return sub;
+    };
+    auto jsonFlag = [&](CLI::App* sub) { sub->add_flag("--json", o.json, "Print JSON"); };
+    auto methodOption = [&](CLI::App* sub) {
+        sub->add_option("--method", o.method, "The method")
+            ->type_name("NAME")
+            ->capture_default_str();
+    };
+    auto moduleOption = [&](CLI::App* sub) {
+        sub->add_option("--module", o.module,
+                        "The submodule, by its path (e.g. loop.cell; default:\nthe root)")
+            ->type_name("PATH");
+    };
+
+    CLI::App* info = command("info", "What the file is, read without executing it (a safe preview)",
+                             kInfoFooter, "MODEL", "The file (a TorchScript archive, or any file)");
+    info->add_flag("--show-code", o.showCode, "Print the code files");
+    jsonFlag(info);
+
+    CLI::App* tree =
+        command("tree", "The module tree: types, parameters, buffers, attributes, methods",
+                kTreeFooter, "MODEL", "The TorchScript archive");
+    jsonFlag(tree);
+
+    CLI::App* code = command("code", "What Python prints for model.PATH.NAME.code", kCodeFooter,
+                             "MODEL", "The TorchScript archive");
+    moduleOption(code);
+    methodOption(code);
+
+    CLI::App* graph = command("graph", "str(model.PATH.NAME.graph), or the inlined graph",
+                              kGraphFooter, "MODEL", "The TorchScript archive");
+    moduleOption(graph);
+    methodOption(graph);
+    graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
+
+    CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL",
+                            "The TorchScript archive");
+    methodOption(run);
+    run->add_option("--input", o.inputSpecs,
+                    "One argument of the method (repeatable, in order;\nSPEC below)")
+        ->type_name("SPEC")
+        ->allow_extra_args(false)
+        ->take_all();
+    run->add_option("--inputs", o.run.inputsFile, "Every argument from one torch.save file")
+        ->type_name("FILE");
+    run->add_option("--device", o.run.device, "cpu, cuda or cuda:N")
+        ->type_name("D")
+        ->capture_default_str();
+    run->add_option("--warmup", o.run.warmup, "Untimed runs first")
+        ->type_name("N")
+        ->transform(aWholeNumber(0))
+        ->capture_default_str();
+    run->add_option("--iters,--iterations", o.run.iterations, "Timed runs")
+        ->type_name("N")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
+    jsonFlag(run);
+    run->add_option("--save-outputs", o.run.saveOutputsPath,
+                    "Write the outputs to a file Python's torch.load reads")
+        ->type_name("FILE");
+    run->add_flag("--profile", o.run.profile,
+                  "One more run times every operator call and gives each\n"
+                  "module's share (the timed iterations run without it)");
+
+    CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,
+                             "IMAGE", "The image to warp");
+    warp->add_option("--matrix", o.matrixFile, "The 3x3 homography (JSON, .npy, .xml/.yml)")
+        ->type_name("FILE");
+    warp->add_option("--matrix-node", o.matrixNode,
+                     "The matrix's node in an OpenCV FileStorage file")
+        ->type_name("NAME");
+    warp->add_option("--corners", o.corners, "Where the corners go: x0,y0,x1,y1,x2,y2,x3,y3")
+        ->type_name("LIST");
+    warp->add_option("-o,--output", o.output, "The warped image")->type_name("OUT")->required();
+    warp->add_option("--size", o.size, "The output's size (default: the input's)")
+        ->type_name("WxH");
+    warp->add_option("--interp,--interpolation", o.interpolation,
+                     "nearest, linear, cubic or lanczos4")
+        ->type_name("NAME")
+        ->capture_default_str();
+    warp->add_option("--border", o.border, "constant, replicate, reflect, reflect101 or wrap")
+        ->type_name("NAME")
+        ->capture_default_str();
+    warp->add_option("--border-value", o.borderValue, "The value of constant borders")
+        ->type_name("V")
+        ->check(aNumber([](double) { return true; }, "expects a number"))
+        ->capture_default_str();
+    warp->add_flag("--inverse", o.inverse, "The matrix maps output pixels to source pixels");
+
+    CLI::App* devices =
+        command("devices", "The devices runs can use, and why CUDA is unavailable if it is",
+                kDevicesFooter, nullptr, nullptr);
+    jsonFlag(devices);
+
+    if (args.empty()) {
+        std::cerr << app.help();
+        return kExitUsage;
+    }
+    // After "--" all is positional, the flags that the supervising parent appends included.
+    if (std::find(args.begin(), args.end(), "--") != args.end()) {
+        return usage({}, "'--' is not supported (give a file named -x as ./-x)");
+    }
+    auto selected = [&app]() -> std::string {
+        const auto commands = app.get_subcommands();
+        return commands.empty() ? std::string() : commands.front()->get_name();
+    };
+    try {
+        // CLI11 takes the arguments last first.
+        app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help(); // the chosen command's help, if there is one
+        return kExitOk;
+    } catch (const CLI::Success&) {
+        return kExitOk; // --version
+    } catch (const CLI::ParseError& error) {
+        const std::string name = selected();
+        std::string message;
+        if (name.empty() || dynamic_cast<const CLI::ExtrasError*>(&error)) {
+            message = describeExtras(app, name);
+        }
+        if (message.empty()) {
+            message = name.empty() && dynamic_cast<const CLI::RequiredError*>(&error)
+                          ? std::string("no command given")
+                          : std::string(error.what());
+        }
+        return usage(name, message);
+    }
+    o.command = selected();
+    if (o.command != "devices") {
+        o.positional = {file};
+    }
+    o.memoryLimitGiven = memoryLimit->count() > 0;
+    o.memoryLimit = o.memoryLimitGiven ? static_cast<uint64_t>(memoryLimitMb * 1024 * 1024)
+                                       : defaultMemoryLimit();
+    try {
+        checkCommand(o);
+    } catch (const UsageError& error) {
+        return usage(o.command, error.message);
+    }
+    return std::nullopt;
 }
 
 std::string firstLine(const std::string& text) {
@@ -696,7 +841,7 @@ int commandWarp(const Options& o) {
     if (!o.size.empty()) {
         auto shape = parseShape(o.size);
         if (!shape || shape->size() != 2 || (*shape)[0] < 1 || (*shape)[1] < 1) {
-            return usage("--size expects WIDTHxHEIGHT, e.g. 640x480");
+            return usage(o.command, "--size expects WIDTHxHEIGHT, e.g. 640x480");
         }
         request.width = static_cast<int>((*shape)[0]);
         request.height = static_cast<int>((*shape)[1]);
@@ -719,7 +864,7 @@ int commandWarp(const Options& o) {
             ++count;
         }
         if (count != 8) {
-            return usage("--corners expects 8 numbers: x0,y0,x1,y1,x2,y2,x3,y3");
+            return usage(o.command, "--corners expects 8 numbers: x0,y0,x1,y1,x2,y2,x3,y3");
         }
         request.corners = corners;
     }
@@ -783,7 +928,7 @@ int execute(const Options& o) {
         }
         return commandDevices(o);
     } catch (const UsageError& error) {
-        return usage(error.message);
+        return usage(o.command, error.message);
     } catch (const std::bad_alloc&) {
         return fail(o, Error{ErrorKind::OutOfMemory, "out of memory"});
     } catch (const std::exception& error) {
@@ -842,26 +987,9 @@ int supervise(const Options& o, const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
     using namespace scriptscope::cli;
     const std::vector<std::string> args(argv + 1, argv + argc);
-    for (const auto& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::cout << kUsage;
-            return kExitOk;
-        }
-        if (a == "--version") {
-            std::cout << "scriptscope-cli " SCRIPTSCOPE_VERSION " (LibTorch "
-                      << scriptscope::libtorchVersion() << ")\n";
-            return kExitOk;
-        }
-    }
-    if (args.empty()) {
-        std::cerr << kUsage;
-        return kExitUsage;
-    }
     Options options;
-    try {
-        options = parseArguments(args);
-    } catch (const UsageError& error) {
-        return usage(error.message);
+    if (const auto status = parseArguments(args, options)) {
+        return *status;
     }
     if (!options.inProcess) {
         return supervise(options, args);

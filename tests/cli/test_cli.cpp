@@ -110,6 +110,44 @@ private Q_SLOTS:
             QStringLiteral("warp"),      fx("warp_source.png"),      QStringLiteral("-o"),
             QStringLiteral("x.png"),     QStringLiteral("--matrix"), fx("homography.xml"),
             QStringLiteral("--corners"), QStringLiteral("1")};
+        QTest::newRow("warp with neither")
+            << QStringList{QStringLiteral("warp"), fx("warp_source.png"), QStringLiteral("-o"),
+                           QStringLiteral("x.png")};
+        QTest::newRow("warp with bad corners") << QStringList{
+            QStringLiteral("warp"),  fx("warp_source.png"),       QStringLiteral("-o"),
+            QStringLiteral("x.png"), QStringLiteral("--corners"), QStringLiteral("1,2,3")};
+        QTest::newRow("warp with bad size") << QStringList{
+            QStringLiteral("warp"),   fx("warp_source.png"),      QStringLiteral("-o"),
+            QStringLiteral("x.png"),  QStringLiteral("--matrix"), fx("homography.xml"),
+            QStringLiteral("--size"), QStringLiteral("640")};
+        QTest::newRow("bad border value") << QStringList{
+            QStringLiteral("warp"),           fx("warp_source.png"),      QStringLiteral("-o"),
+            QStringLiteral("x.png"),          QStringLiteral("--matrix"), fx("homography.xml"),
+            QStringLiteral("--border-value"), QStringLiteral("grey")};
+        QTest::newRow("no command") << QStringList{QStringLiteral("--verbose")};
+        QTest::newRow("unknown option before the command")
+            << QStringList{QStringLiteral("--colour"), QStringLiteral("tree"), fx("compute.pt")};
+        QTest::newRow("option of another command")
+            << QStringList{QStringLiteral("code"), fx("compute.pt"), QStringLiteral("--json")};
+        QTest::newRow("devices with a file")
+            << QStringList{QStringLiteral("devices"), fx("compute.pt")};
+        QTest::newRow("negative warmup")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--warmup"),
+                           QStringLiteral("-1")};
+        QTest::newRow("fractional iterations")
+            << QStringList{QStringLiteral("run"), fx("compute.pt"), QStringLiteral("--iterations"),
+                           QStringLiteral("2.5")};
+        QTest::newRow("timeout not positive")
+            << QStringList{QStringLiteral("tree"), fx("compute.pt"), QStringLiteral("--timeout"),
+                           QStringLiteral("0")};
+        QTest::newRow("timeout not a number")
+            << QStringList{QStringLiteral("--timeout"), QStringLiteral("soon"),
+                           QStringLiteral("tree"), fx("compute.pt")};
+        QTest::newRow("memory limit too low")
+            << QStringList{QStringLiteral("tree"), fx("compute.pt"),
+                           QStringLiteral("--memory-limit"), QStringLiteral("10")};
+        QTest::newRow("double dash")
+            << QStringList{QStringLiteral("tree"), QStringLiteral("--"), fx("compute.pt")};
     }
 
     void usageErrors() {
@@ -117,6 +155,101 @@ private Q_SLOTS:
         const auto r = cli(arguments);
         QCOMPARE(r.exitCode, 2);
         QVERIFY(!r.err.empty());
+        QVERIFY(r.out.empty());
+        if (arguments.isEmpty()) { // the whole help, as for --help but on stderr
+            QVERIFY2(r.err.find("Exit status") != std::string::npos, r.err.c_str());
+            return;
+        }
+        // One line: "scriptscope-cli: MESSAGE (see scriptscope-cli [COMMAND] --help)".
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+        QVERIFY2(r.err.rfind("scriptscope-cli: ", 0) == 0, r.err.c_str());
+        QVERIFY2(r.err.find("--help)\n") != std::string::npos, r.err.c_str());
+    }
+
+    void commandHelp_data() {
+        QTest::addColumn<QString>("command");
+        QTest::addColumn<QStringList>("names"); // options, and the file it takes
+        QTest::newRow("info") << QStringLiteral("info")
+                              << QStringList{QStringLiteral("MODEL"), QStringLiteral("--show-code"),
+                                             QStringLiteral("--json")};
+        QTest::newRow("tree") << QStringLiteral("tree")
+                              << QStringList{QStringLiteral("MODEL"), QStringLiteral("--json")};
+        QTest::newRow("code") << QStringLiteral("code")
+                              << QStringList{QStringLiteral("MODEL"), QStringLiteral("--module"),
+                                             QStringLiteral("--method")};
+        QTest::newRow("graph") << QStringLiteral("graph")
+                               << QStringList{QStringLiteral("MODEL"), QStringLiteral("--module"),
+                                              QStringLiteral("--method"),
+                                              QStringLiteral("--inlined")};
+        QTest::newRow("run") << QStringLiteral("run")
+                             << QStringList{QStringLiteral("MODEL"),
+                                            QStringLiteral("--method"),
+                                            QStringLiteral("--input"),
+                                            QStringLiteral("--inputs"),
+                                            QStringLiteral("--device"),
+                                            QStringLiteral("--warmup"),
+                                            QStringLiteral("--iters,--iterations"),
+                                            QStringLiteral("--json"),
+                                            QStringLiteral("--save-outputs"),
+                                            QStringLiteral("--profile"),
+                                            QStringLiteral("list:SPEC;SPEC"),
+                                            QStringLiteral("tuple:SPEC;SPEC"),
+                                            QStringLiteral("dict:KEY=SPEC;KEY=SPEC")};
+        QTest::newRow("warp") << QStringLiteral("warp")
+                              << QStringList{QStringLiteral("IMAGE"),
+                                             QStringLiteral("--matrix"),
+                                             QStringLiteral("--matrix-node"),
+                                             QStringLiteral("--corners"),
+                                             QStringLiteral("-o,--output"),
+                                             QStringLiteral("--size"),
+                                             QStringLiteral("--interp,--interpolation"),
+                                             QStringLiteral("--border"),
+                                             QStringLiteral("--border-value"),
+                                             QStringLiteral("--inverse")};
+        QTest::newRow("devices") << QStringLiteral("devices")
+                                 << QStringList{QStringLiteral("--json")};
+    }
+
+    void commandHelp() {
+        QFETCH(QString, command);
+        QFETCH(QStringList, names);
+        const auto r = cli({command, QStringLiteral("--help")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.empty(), r.err.c_str());
+        const std::string usageLine = "Usage: scriptscope-cli " + command.toStdString();
+        QVERIFY2(r.out.find(usageLine) != std::string::npos, r.out.c_str());
+        // The global options are named too, since they may follow the command.
+        names << QStringLiteral("--op-library") << QStringLiteral("--timeout")
+              << QStringLiteral("--memory-limit") << QStringLiteral("--in-process")
+              << QStringLiteral("--verbose");
+        for (const QString& name : names) {
+            QVERIFY2(r.out.find(name.toStdString()) != std::string::npos,
+                     (name.toStdString() + " not in:\n" + r.out).c_str());
+        }
+        QVERIFY(r.out.find("--supervised") == std::string::npos); // for the parent's child only
+        // The top-level help lists the command.
+        const auto top = cli({QStringLiteral("--help")});
+        QVERIFY(top.out.find("  " + command.toStdString() + " ") != std::string::npos);
+    }
+
+    void globalOptionsBeforeOrAfterTheCommand() {
+        const QStringList missingLibrary{QStringLiteral("--op-library"), fx("libnope.so")};
+        for (const QStringList& arguments :
+             {missingLibrary + QStringList{QStringLiteral("tree"), fx("rich.pt")},
+              QStringList{QStringLiteral("tree"), fx("rich.pt")} + missingLibrary}) {
+            const auto r = cli(arguments);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.find("cannot load the operator library") != std::string::npos,
+                     r.err.c_str());
+        }
+        const auto before = cli({QStringLiteral("--in-process"), QStringLiteral("--verbose"),
+                                 QStringLiteral("--timeout"), QStringLiteral("60"),
+                                 QStringLiteral("tree"), fx("compute.pt")});
+        QVERIFY2(before.exitCode == 0, before.err.c_str());
+        QVERIFY(before.out.find("__torch__.PlaceholderModule") != std::string::npos);
+        const auto version = cli({QStringLiteral("tree"), QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY(version.out.rfind("scriptscope-cli ", 0) == 0);
     }
 
     void treeJsonMatchesPyTorch_data() {
