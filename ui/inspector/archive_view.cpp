@@ -1,5 +1,7 @@
 #include "archive_view.h"
 
+#include "item_rows.h"
+
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -9,35 +11,9 @@
 #include <QTreeView>
 
 namespace scriptscope {
-namespace {
-
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-QList<QStandardItem*> row(const QStringList& texts) {
-    QList<QStandardItem*> items;
-    for (const auto& text : texts) {
-        auto* item = new QStandardItem(text);
-        item->setEditable(false);
-        item->setToolTip(text);
-        items << item;
-    }
-    return items;
-}
-
-QTreeView* makeTable(QStandardItemModel* model, QWidget* parent) {
-    auto* view = new QTreeView(parent);
-    view->setModel(model);
-    view->setRootIsDecorated(false);
-    view->setUniformRowHeights(true);
-    view->setAlternatingRowColors(true);
-    view->setSortingEnabled(true);
-    view->header()->setStretchLastSection(true);
-    return view;
-}
-
-} // namespace
+using inspector::flatTable;
+using inspector::q;
+using inspector::readOnlyRow;
 
 ArchiveView::ArchiveView(const QFont& codeFont, QWidget* parent)
     : QSplitter(Qt::Vertical, parent) {
@@ -46,10 +22,10 @@ ArchiveView::ArchiveView(const QFont& codeFont, QWidget* parent)
     archiveSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     archiveSummary_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     recordsModel_ = new QStandardItemModel(this);
-    records_ = makeTable(recordsModel_, this);
+    records_ = flatTable(recordsModel_, this);
     records_->setObjectName(QStringLiteral("archiveRecords"));
     operatorsModel_ = new QStandardItemModel(this);
-    operators_ = makeTable(operatorsModel_, this);
+    operators_ = flatTable(operatorsModel_, this);
     operators_->setObjectName(QStringLiteral("archiveOperators"));
     auto* extraBox = new QSplitter(Qt::Horizontal, this);
     extraFiles_ = new QListWidget(extraBox);
@@ -92,8 +68,8 @@ void ArchiveView::setProbe(const ProbeResult& p) {
     recordsModel_->setHorizontalHeaderLabels(
         {tr("Record"), tr("Size"), tr("Stored size"), tr("Compression")});
     for (const auto& r : p.records) {
-        auto items =
-            row({q(r.name), QString(), QString(), r.stored ? tr("stored") : tr("deflated")});
+        auto items = readOnlyRow(
+            {q(r.name), QString(), QString(), r.stored ? tr("stored") : tr("deflated")});
         items[1]->setData(QVariant::fromValue<qulonglong>(r.size), Qt::DisplayRole);
         items[2]->setData(QVariant::fromValue<qulonglong>(r.compressedSize), Qt::DisplayRole);
         recordsModel_->appendRow(items);
@@ -103,7 +79,7 @@ void ArchiveView::setProbe(const ProbeResult& p) {
     operatorsModel_->clear();
     operatorsModel_->setHorizontalHeaderLabels({tr("Operator used by the code"), tr("Available")});
     for (const auto& op : p.operators) {
-        auto items = row({q(op.name), op.registered ? tr("yes") : tr("NOT REGISTERED")});
+        auto items = readOnlyRow({q(op.name), op.registered ? tr("yes") : tr("NOT REGISTERED")});
         if (!op.registered) {
             items[1]->setForeground(QColor(0xc0, 0x20, 0x20));
         }

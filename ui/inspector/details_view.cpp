@@ -1,5 +1,7 @@
 #include "details_view.h"
 
+#include "item_rows.h"
+
 #include <format.h>
 
 #include <QHBoxLayout>
@@ -13,24 +15,9 @@
 #include <map>
 
 namespace scriptscope {
-namespace {
-
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-QList<QStandardItem*> row(const QStringList& texts) {
-    QList<QStandardItem*> items;
-    for (const auto& text : texts) {
-        auto* item = new QStandardItem(text);
-        item->setEditable(false);
-        item->setToolTip(text);
-        items << item;
-    }
-    return items;
-}
-
-} // namespace
+using inspector::flatTable;
+using inspector::q;
+using inspector::readOnlyRow;
 
 DetailsView::DetailsView(QWidget* parent)
     : QWidget(parent) {
@@ -89,8 +76,8 @@ void DetailsView::setModule(const ModuleInfo* m) {
         if (t.packed) {
             dtype += tr(" · packed");
         }
-        auto items =
-            row({q(t.name), q(formatShape(t.shape)), dtype, q(formatBytes(t.bytes)), QString()});
+        auto items = readOnlyRow(
+            {q(t.name), q(formatShape(t.shape)), dtype, q(formatBytes(t.bytes)), QString()});
         if (t.packed || !quantization.isEmpty()) {
             const QString tip =
                 (t.packed ? tr("Unpacked from the quantized module's %1 (%2)")
@@ -113,12 +100,13 @@ void DetailsView::setModule(const ModuleInfo* m) {
     }
     auto* attributes = section(tr("Attributes"), static_cast<int>(m->attributes.size()));
     for (const auto& a : m->attributes) {
-        attributes->appendRow(row({q(a.name), q(a.type), q(a.preview), QString(), QString()}));
+        attributes->appendRow(
+            readOnlyRow({q(a.name), q(a.type), q(a.preview), QString(), QString()}));
     }
     auto* methods = section(tr("Methods"), static_cast<int>(m->methods.size()));
     for (const auto& method : m->methods) {
         methods->appendRow(
-            row({q(method.name), q(method.schema), QString(), QString(), QString()}));
+            readOnlyRow({q(method.name), q(method.schema), QString(), QString(), QString()}));
     }
     statisticsButton_->setEnabled(!m->parameters.empty() || !m->buffers.empty());
     details_->expandAll();

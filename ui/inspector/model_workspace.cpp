@@ -1,5 +1,7 @@
 #include "model_workspace.h"
 
+#include "item_rows.h"
+
 #include "archive_view.h"
 #include "code_view.h"
 #include "details_view.h"
@@ -23,13 +25,9 @@
 #include <QVBoxLayout>
 
 namespace scriptscope {
-namespace {
-
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-} // namespace
+using inspector::flatTable;
+using inspector::q;
+using inspector::readOnlyRow;
 
 ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     : QStackedWidget(parent)

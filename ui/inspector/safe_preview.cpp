@@ -1,5 +1,7 @@
 #include "safe_preview.h"
 
+#include "item_rows.h"
+
 #include "code_view.h"
 
 #include <format.h>
@@ -18,33 +20,9 @@
 #include <QVBoxLayout>
 
 namespace scriptscope {
-namespace {
-
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-QTreeView* table(QStandardItemModel* model, QWidget* parent) {
-    auto* view = new QTreeView(parent);
-    view->setModel(model);
-    view->setRootIsDecorated(false);
-    view->setUniformRowHeights(true);
-    view->setAlternatingRowColors(true);
-    view->setSortingEnabled(true);
-    return view;
-}
-
-QList<QStandardItem*> row(const QStringList& cells) {
-    QList<QStandardItem*> items;
-    for (const QString& cell : cells) {
-        auto* item = new QStandardItem(cell);
-        item->setEditable(false);
-        items << item;
-    }
-    return items;
-}
-
-} // namespace
+using inspector::flatTable;
+using inspector::q;
+using inspector::readOnlyRow;
 
 SafePreview::SafePreview(QWidget* parent)
     : QDialog(parent) {
@@ -70,14 +48,14 @@ SafePreview::SafePreview(QWidget* parent)
 
     auto* tensorSplit = new QSplitter(Qt::Vertical, tabs);
     storages_ = new QStandardItemModel(this);
-    table(storages_, tensorSplit);
+    flatTable(storages_, tensorSplit);
     tensors_ = new QPlainTextEdit(tensorSplit);
     tensors_->setReadOnly(true);
     tensors_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     tabs->addTab(tensorSplit, tr("Tensors"));
 
     records_ = new QStandardItemModel(this);
-    tabs->addTab(table(records_, tabs), tr("Records"));
+    tabs->addTab(flatTable(records_, tabs), tr("Records"));
 
     auto* extraSplit = new QSplitter(Qt::Horizontal, tabs);
     extraFiles_ = new QListWidget(extraSplit);
@@ -137,9 +115,9 @@ void SafePreview::showProbe(const ProbeResult& p) {
     storages_->setHorizontalHeaderLabels(
         {tr("Record"), tr("dtype"), tr("Elements"), tr("Saved on"), tr("Declared"), tr("Stored")});
     for (const auto& s : p.storages) {
-        auto items = row({q(s.record), q(s.dtype), QString::number(s.numel), q(s.location),
-                          q(formatBytes(s.declaredBytes)),
-                          s.present ? q(formatBytes(s.storedBytes)) : tr("MISSING")});
+        auto items = readOnlyRow({q(s.record), q(s.dtype), QString::number(s.numel), q(s.location),
+                                  q(formatBytes(s.declaredBytes)),
+                                  s.present ? q(formatBytes(s.storedBytes)) : tr("MISSING")});
         if (!s.present || s.storedBytes < s.declaredBytes) {
             items.last()->setForeground(QColor(0xc6, 0x28, 0x28));
         }
@@ -155,7 +133,7 @@ void SafePreview::showProbe(const ProbeResult& p) {
     records_->setHorizontalHeaderLabels({tr("Record"), tr("Size"), tr("Stored size")});
     for (const auto& r : p.records) {
         records_->appendRow(
-            row({q(r.name), QString::number(r.size), QString::number(r.compressedSize)}));
+            readOnlyRow({q(r.name), QString::number(r.size), QString::number(r.compressedSize)}));
     }
 
     extraFiles_->clear();
