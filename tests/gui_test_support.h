@@ -5,8 +5,10 @@
 #include <code_view.h>
 #include <main_window.h>
 #include <model_workspace.h>
+#include <module_tree_model.h>
 
 #include <QDir>
+
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -16,6 +18,7 @@
 #include <QTest>
 #include <QTreeView>
 #include <QWidget>
+#include <functional>
 
 namespace scriptscope::test {
 
@@ -36,6 +39,19 @@ T* part(const QWidget* window, const char* name) {
 }
 inline QTreeView* moduleTree(const QWidget* w) {
     return part<QTreeView>(w, "moduleTree");
+}
+// The module paths the tree shows (through its filter), depth first.
+inline QStringList modulePaths(const QTreeView* tree) {
+    QStringList paths;
+    std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+        for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
+            const QModelIndex index = tree->model()->index(r, 0, parent);
+            paths << index.data(ModuleTreeModel::PathRole).toString();
+            walk(index);
+        }
+    };
+    walk({});
+    return paths;
 }
 inline QLineEdit* moduleFilter(const QWidget* w) {
     return part<QLineEdit>(w, "moduleFilter");

@@ -101,15 +101,7 @@ private Q_SLOTS:
         // The tree: every module of named_modules(), in a tree.
         QTreeView* tree = scriptscope::test::moduleTree(window_);
         tree->expandAll();
-        QStringList paths;
-        std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
-            for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
-                const QModelIndex index = tree->model()->index(r, 0, parent);
-                paths << index.data(ModuleTreeModel::PathRole).toString();
-                walk(index);
-            }
-        };
-        walk({});
+        const QStringList paths = scriptscope::test::modulePaths(tree);
         QStringList expectedPaths;
         for (const auto& m : expected["modules"]) {
             expectedPaths << QString::fromStdString(m["path"].get<std::string>());

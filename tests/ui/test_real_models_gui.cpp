@@ -279,18 +279,7 @@ private Q_SLOTS:
     void filterFindAndWrap() {
         QVERIFY(open(fx("rich.pt")));
         auto* tree = scriptscope::test::moduleTree(window_);
-        auto visiblePaths = [&]() {
-            QStringList paths;
-            std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
-                for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
-                    const QModelIndex index = tree->model()->index(r, 0, parent);
-                    paths << index.data(ModuleTreeModel::PathRole).toString();
-                    walk(index);
-                }
-            };
-            walk({});
-            return paths;
-        };
+        auto visiblePaths = [&]() { return scriptscope::test::modulePaths(tree); };
         scriptscope::test::moduleFilter(window_)->setText(QStringLiteral("features.1"));
         QVERIFY2(visiblePaths().contains(QStringLiteral("features.1")),
                  qPrintable(visiblePaths().join(QLatin1Char(','))));
