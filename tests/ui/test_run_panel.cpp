@@ -110,8 +110,50 @@ private Q_SLOTS:
             QVERIFY(arguments[1].hasDefault);
             QCOMPARE(arguments[1].defaultValue, std::string("5"));
             QCOMPARE(arguments[3].defaultValue, std::string("\"a,b\""));
-            QCOMPARE(argumentClass(arguments[2].type), ArgumentClass::FloatList);
+            const TypeShape floats = parseTypeShape(arguments[2].type);
+            QCOMPARE(floats.kind, TypeShape::Kind::List);
+            QCOMPARE(floats.elements.front().kind, TypeShape::Kind::Float);
         }
+    }
+
+    void typeShapes_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("structure");
+        // Both spellings LibTorch uses: schema text and annotations.
+        QTest::newRow("tensor") << QStringLiteral("Tensor") << QStringLiteral("T");
+        QTest::newRow("schema list") << QStringLiteral("Tensor[]") << QStringLiteral("L(T)");
+        QTest::newRow("annotation list")
+            << QStringLiteral("List[Tensor]") << QStringLiteral("L(T)");
+        QTest::newRow("sized list") << QStringLiteral("int[2]") << QStringLiteral("L(i)");
+        QTest::newRow("optional") << QStringLiteral("Tensor?") << QStringLiteral("O(T)");
+        QTest::newRow("optional annotation")
+            << QStringLiteral("Optional[List[float]]") << QStringLiteral("O(L(f))");
+        QTest::newRow("detector targets")
+            << QStringLiteral("Dict(str, Tensor)[]?") << QStringLiteral("O(L(D(s,T)))");
+        QTest::newRow("dict annotation")
+            << QStringLiteral("Dict[str, List[int]]") << QStringLiteral("D(s,L(i))");
+        QTest::newRow("schema tuple") << QStringLiteral("(int, float)") << QStringLiteral("U(i,f)");
+        QTest::newRow("tuple annotation")
+            << QStringLiteral("Tuple[Tensor, Tuple[bool, str]]") << QStringLiteral("U(T,U(b,s))");
+        QTest::newRow("class") << QStringLiteral("__torch__.Point") << QStringLiteral("?");
+        QTest::newRow("empty") << QString() << QStringLiteral("?");
+    }
+    void typeShapes() {
+        QFETCH(QString, type);
+        QFETCH(QString, structure);
+        std::function<QString(const TypeShape&)> show = [&](const TypeShape& t) {
+            static const char* const letters = "TifbsLUDO?";
+            QString text(QLatin1Char(letters[static_cast<int>(t.kind)]));
+            if (!t.elements.empty()) {
+                QStringList inner;
+                for (const auto& e : t.elements) {
+                    inner << show(e);
+                }
+                text += QLatin1Char('(') + inner.join(QLatin1Char(',')) + QLatin1Char(')');
+            }
+            return text;
+        };
+        QCOMPARE(show(parseTypeShape(type.toStdString())), structure);
     }
 
     void initTestCase() {

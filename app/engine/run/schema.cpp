@@ -220,34 +220,4 @@ std::vector<SchemaArgument> schemaArguments(const std::string& schema) {
     return arguments;
 }
 
-ArgumentClass argumentClass(const std::string& raw) {
-    const std::string type = trim(raw);
-    if (type.rfind("Optional[", 0) == 0 ||
-        (!type.empty() && type.back() == '?' && type != "Tensor?")) {
-        return ArgumentClass::Optional;
-    }
-    if (type == "Tensor" || type == "Tensor?") {
-        return ArgumentClass::Tensor;
-    }
-    if (type == "int" || type == "SymInt") {
-        return ArgumentClass::Int;
-    }
-    if (type == "float") {
-        return ArgumentClass::Float;
-    }
-    if (type == "bool") {
-        return ArgumentClass::Bool;
-    }
-    if (type == "str") {
-        return ArgumentClass::String;
-    }
-    if (type == "List[int]" || type == "int[]") {
-        return ArgumentClass::IntList;
-    }
-    if (type == "List[float]" || type == "float[]") {
-        return ArgumentClass::FloatList;
-    }
-    return ArgumentClass::Other;
-}
-
 } // namespace scriptscope

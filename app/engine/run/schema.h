@@ -35,7 +35,4 @@ struct TypeShape {
 };
 TypeShape parseTypeShape(const std::string& type);
 
-enum class ArgumentClass { Tensor, Int, Float, Bool, String, IntList, FloatList, Optional, Other };
-ArgumentClass argumentClass(const std::string& type);
-
 } // namespace scriptscope
