@@ -517,9 +517,6 @@ void InputTable::applySource(int tableRow, const QString& source, const QString&
             table_->setRowHidden(static_cast<int>(i), key != QLatin1String("elements"));
         }
     }
-    if (auto* add = table_->cellWidget(tableRow, EditColumn)) {
-        add->setEnabled(true);
-    }
 }
 
 QString InputTable::source(int argument, int element) const {

@@ -472,8 +472,8 @@ const MethodInfo* RunPanel::currentMethod() const {
 
 void RunPanel::fillInputs() {
     const MethodInfo* method = currentMethod();
-    arguments_ = method ? schemaArguments(method->schema) : std::vector<SchemaArgument>{};
-    inputs_->setArguments(arguments_, takesImages(model_));
+    inputs_->setArguments(method ? schemaArguments(method->schema) : std::vector<SchemaArgument>{},
+                          takesImages(model_));
 }
 
 void RunPanel::setInput(int argument, const QString& source, const QString& value) {

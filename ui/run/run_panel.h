@@ -101,7 +101,6 @@ private:
     WorkerClient* worker_;
     WarpEditor* warpEditor_;
     ModelInfo model_;
-    std::vector<SchemaArgument> arguments_;
     std::vector<DeviceInfo> devices_;
     quint64 request_ = 0;
     bool continuous_ = false;
