@@ -239,8 +239,8 @@ std::vector<PackedTensor> unpackPacked(const c10::IValue& value, const std::stri
     try {
         if (endsWith(cls, ".Conv2dPackedParamsBase")) {
             // Conv1d packs as a 2-D convolution; conv1d_unpack gives back its 3-D weight.
-            const bool conv1d = endsWith(moduleType, ".Conv1d") || endsWith(moduleType, "Conv1d") ||
-                                endsWith(moduleType, "ConvReLU1d");
+            const bool conv1d =
+                endsWith(moduleType, "Conv1d") || endsWith(moduleType, "ConvReLU1d");
             auto unpacked = conv1d ? callUnpack("quantized::conv1d_unpack", value) : std::nullopt;
             if (!unpacked) {
                 unpacked = callUnpack("quantized::conv2d_unpack", value);
@@ -279,7 +279,7 @@ std::vector<PackedTensor> unpackPacked(const c10::IValue& value, const std::stri
                                  (i < 2 ? biases[i] : "bias") + suffix, out);
                 }
             }
-            if (items[1].isTensorList() || items[1].isList()) {
+            if (items[1].isList()) {
                 const auto tensors = items[1].toListRef();
                 for (size_t i = 0; i < tensors.size(); ++i) {
                     if (!tensors[i].isTensor() || !tensors[i].toTensor().defined()) {
