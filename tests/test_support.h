@@ -23,4 +23,12 @@ inline std::string readText(const std::string& path) {
     return file.readAll().toStdString();
 }
 
+// Whether this machine must offer CUDA: the LibTorch built against has it (CMake says) and the
+// NVIDIA driver's device node is there. Decided without asking the product, so that a test checks
+// "disabled, with the reason" on one kind of machine and "listed, runs equal to the CPU" on the
+// other instead of believing whatever the device list says.
+inline bool cudaExpected() {
+    return SCRIPTSCOPE_TEST_CUDA_BUILD && QFile::exists(QStringLiteral("/dev/nvidiactl"));
+}
+
 } // namespace scriptscope::test

@@ -754,6 +754,7 @@ int commandRun(const Options& o) {
                             {"device", r.device},
                             {"device_name", r.deviceName},
                             {"warmup", r.warmup},
+                            {"synchronized", r.synchronized},
                             {"iterations", r.samplesMs.size()},
                             {"inputs", r.inputDescriptions},
                             {"samples_ms", r.samplesMs},
@@ -793,7 +794,9 @@ int commandRun(const Options& o) {
     for (size_t i = 0; i < r.inputDescriptions.size(); ++i) {
         std::cout << (i ? "            " : "Inputs      ") << r.inputDescriptions[i] << "\n";
     }
-    std::cout << "Warm-up     " << r.warmup << "\nIterations  " << r.samplesMs.size() << "\n\n";
+    std::cout << "Warm-up     " << r.warmup << "\nIterations  " << r.samplesMs.size()
+              << (r.synchronized ? ", each waited for the device to finish (synchronized)" : "")
+              << "\n\n";
     std::cout << std::fixed << std::setprecision(3);
     std::cout << "   min ms     p50 ms     p90 ms     p99 ms     max ms    mean ms\n";
     for (const double v :

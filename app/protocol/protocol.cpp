@@ -601,6 +601,7 @@ QCborMap toCbor(const RunResult& r) {
     put(m, "device", text(r.device));
     put(m, "deviceName", text(r.deviceName));
     put(m, "warmup", r.warmup);
+    put(m, "synchronized", r.synchronized);
     put(m, "samples", numbers(r.samplesMs));
     const TimingStats& s = r.stats;
     put(m, "stats",
@@ -632,6 +633,7 @@ RunResult runResultFromCbor(const QCborMap& m) {
     r.device = text(m, "device");
     r.deviceName = text(m, "deviceName");
     r.warmup = static_cast<int>(integer(m, "warmup"));
+    r.synchronized = boolean(m, "synchronized");
     r.samplesMs = doubles(array(m, "samples"));
     const auto s = array(m, "stats");
     r.stats.count = static_cast<size_t>(s.at(0).toInteger());

@@ -12,8 +12,11 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
+using scriptscope::test::cudaExpected;
 using scriptscope::test::fixture;
 using scriptscope::test::readText;
 
@@ -277,7 +280,22 @@ private Q_SLOTS:
                     (std::string(key) + ": " + got[i][key].dump() + " vs " + want[i][key].dump())
                         .c_str());
             }
-            QVERIFY(got[i]["attributes"].is_array());
+            // Attributes: the names in PyTorch's order, and the values as Python prints them
+            // (rich has floats, strings, lists, a dict, a tuple and an Optional).
+            const auto& gotAttributes = got[i]["attributes"];
+            const auto& wantAttributes = want[i]["attributes"];
+            QCOMPARE(gotAttributes.size(), wantAttributes.size());
+            for (size_t a = 0; a < gotAttributes.size(); ++a) {
+                QCOMPARE(gotAttributes[a]["name"].get<std::string>(),
+                         wantAttributes[a]["name"].get<std::string>());
+                if (!wantAttributes[a]["value"].is_null()) {
+                    QCOMPARE(gotAttributes[a]["value"].get<std::string>(),
+                             wantAttributes[a]["value"].get<std::string>());
+                }
+            }
+        }
+        if (name == QStringLiteral("rich")) {
+            QVERIFY(want[0]["attributes"].size() >= 9); // the fixture does have attributes
         }
     }
 
@@ -697,18 +715,103 @@ private Q_SLOTS:
         QVERIFY(info.out.find("torchvision::nms") != std::string::npos);
     }
 
-    void cudaIsExplained() {
+    void runProfile() {
+        // --profile: one more run records every operator; the modules' self times add up to the
+        // operators' time, and the text names each module with its share.
+        const QStringList run{QStringLiteral("run"),      fx("wrap_rnn.pt"),
+                              QStringLiteral("--inputs"), fx("wrap_rnn.inputs.pt"),
+                              QStringLiteral("--iters"),  QStringLiteral("2"),
+                              QStringLiteral("--profile")};
+        const auto json = cli(run + QStringList{QStringLiteral("--json")});
+        QVERIFY2(json.exitCode == 0, json.err.c_str());
+        const auto profile = nlohmann::json::parse(json.out)["profile"];
+        QVERIFY(profile["wall_ms"].get<double>() > 0);
+        std::set<std::string> paths;
+        double selfSum = 0;
+        for (const auto& module : profile["modules"]) {
+            paths.insert(module["path"].get<std::string>());
+            selfSum += module["self_ms"].get<double>();
+            QVERIFY(module["total_ms"].get<double>() >= module["self_ms"].get<double>() - 1e-9);
+        }
+        QVERIFY2(paths.count("") && paths.count("loop") && paths.count("loop.cell"),
+                 profile["modules"].dump().c_str());
+        QVERIFY(std::abs(selfSum - profile["operator_ms"].get<double>()) < 1e-6);
+        QVERIFY(!profile["operators"].empty());
+        bool linear = false;
+        for (const auto& op : profile["operators"]) {
+            linear = linear || op["name"].get<std::string>() == "aten::linear";
+            QVERIFY(op["calls"].get<int64_t>() >= 1);
+        }
+        QVERIFY2(linear, profile["operators"].dump().c_str()); // the cell's nn.Linear
+        const auto text = cli(run);
+        QVERIFY2(text.exitCode == 0, text.err.c_str());
+        QVERIFY2(text.out.find("Profile (one run: ") != std::string::npos, text.out.c_str());
+        QVERIFY(text.out.find("loop.cell") != std::string::npos);
+        // Without --profile there is none.
+        const auto plain =
+            cli({QStringLiteral("run"), fx("wrap_rnn.pt"), QStringLiteral("--inputs"),
+                 fx("wrap_rnn.inputs.pt"), QStringLiteral("--json")});
+        QVERIFY(!nlohmann::json::parse(plain.out).contains("profile"));
+    }
+
+    void verboseShowsTheTraceback() {
+        // An exception raised in the model's code: one line by default, PyTorch's TorchScript
+        // traceback with --verbose (before or after the command).
+        const QStringList run{QStringLiteral("run"), fx("raises.pt"), QStringLiteral("--input"),
+                              QStringLiteral("ones:2")};
+        const auto brief = cli(run);
+        QCOMPARE(brief.exitCode, 1);
+        QCOMPARE(std::count(brief.err.begin(), brief.err.end(), '\n'), std::ptrdiff_t(1));
+        QVERIFY(brief.err.find("Traceback of TorchScript") == std::string::npos);
+        for (const QStringList& arguments : {run + QStringList{QStringLiteral("--verbose")},
+                                             QStringList{QStringLiteral("--verbose")} + run}) {
+            const auto verbose = cli(arguments);
+            QCOMPARE(verbose.exitCode, 1);
+            QVERIFY2(verbose.err.find("Traceback of TorchScript") != std::string::npos,
+                     verbose.err.c_str());
+            QVERIFY(std::count(verbose.err.begin(), verbose.err.end(), '\n') > 3);
+        }
+    }
+
+    void cudaIsExplainedOrUsed() {
         const auto devices = cli({QStringLiteral("devices"), QStringLiteral("--json")});
         QCOMPARE(devices.exitCode, 0);
         const auto json = nlohmann::json::parse(devices.out)["devices"];
         QCOMPARE(json[0]["id"].get<std::string>(), std::string("cpu"));
-        if (!json[1]["available"].get<bool>()) {
-            const auto r = cli({QStringLiteral("run"), fx("decision_gate.pt"),
-                                QStringLiteral("--input"), QStringLiteral("ones:3x4"),
-                                QStringLiteral("--device"), QStringLiteral("cuda")});
-            QCOMPARE(r.exitCode, 1);
-            QVERIFY2(r.err.find(json[1]["reason"].get<std::string>()) != std::string::npos,
-                     r.err.c_str());
+        auto run = [&](const QString& device) {
+            return cli({QStringLiteral("run"), fx("decision_gate.pt"), QStringLiteral("--input"),
+                        QStringLiteral("random:3x4:float32:3"), QStringLiteral("--device"), device,
+                        QStringLiteral("--iterations"), QStringLiteral("3"),
+                        QStringLiteral("--json")});
+        };
+        const auto onCpu = run(QStringLiteral("cpu"));
+        QVERIFY2(onCpu.exitCode == 0, onCpu.err.c_str());
+        QCOMPARE(nlohmann::json::parse(onCpu.out)["synchronized"].get<bool>(), false);
+        const auto onCuda = run(QStringLiteral("cuda"));
+        QCOMPARE(json[1]["available"].get<bool>(), cudaExpected());
+        if (!cudaExpected()) {
+            // No CUDA here: the reason is listed, and a run on CUDA is refused with it.
+            const auto reason = json[1]["reason"].get<std::string>();
+            QVERIFY(reason.size() > 20);
+            QCOMPARE(onCuda.exitCode, 1);
+            QVERIFY2(onCuda.err.find(reason) != std::string::npos, onCuda.err.c_str());
+            return;
+        }
+        // CUDA here: named with its memory, and a run equals the CPU's, its timing synchronized.
+        QCOMPARE(json[1]["id"].get<std::string>(), std::string("cuda:0"));
+        QVERIFY(!json[1]["name"].get<std::string>().empty());
+        QVERIFY(json[1]["memory_bytes"].get<uint64_t>() > (uint64_t(1) << 28));
+        QVERIFY2(onCuda.exitCode == 0, onCuda.err.c_str());
+        const auto cpuJson = nlohmann::json::parse(onCpu.out),
+                   cudaJson = nlohmann::json::parse(onCuda.out);
+        QCOMPARE(cudaJson["device"].get<std::string>(), std::string("cuda:0"));
+        QCOMPARE(cudaJson["synchronized"].get<bool>(), true);
+        const auto a = cpuJson["output"]["preview"].get<std::vector<double>>();
+        const auto b = cudaJson["output"]["preview"].get<std::vector<double>>();
+        QCOMPARE(a.size(), b.size());
+        QVERIFY(!a.empty());
+        for (size_t i = 0; i < a.size(); ++i) {
+            QVERIFY(std::abs(a[i] - b[i]) < 1e-4);
         }
     }
 

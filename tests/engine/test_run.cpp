@@ -22,6 +22,7 @@
 #include <set>
 
 using namespace scriptscope;
+using scriptscope::test::cudaExpected;
 using scriptscope::test::fixture;
 
 namespace {
@@ -788,14 +789,28 @@ private Q_SLOTS:
         Session session;
         QVERIFY(session.load(fixture("decision_gate.pt")).ok());
         RunRequest request;
-        request.inputs.push_back(parseInputSpec("ones:3x4").value());
+        request.inputs.push_back(parseInputSpec("random:3x4:float32:7").value());
+        request.previewValues = 12;
+        const auto onCpu = session.run(request);
+        QVERIFY(onCpu.ok());
+        QVERIFY(!onCpu->synchronized); // nothing to wait for on the CPU
         request.device = "cuda";
         const auto result = session.run(request);
-        if (torch::cuda::is_available()) {
+        QCOMPARE(torch::cuda::is_available(), cudaExpected());
+        if (cudaExpected()) {
             QVERIFY(devices[1].available);
             QCOMPARE(devices[1].id, std::string("cuda:0"));
+            QVERIFY2(!devices[1].name.empty() && devices[1].name != "CUDA device 0",
+                     devices[1].name.c_str());
+            QVERIFY(devices[1].memoryBytes > (uint64_t(1) << 28));
             QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
             QCOMPARE(result->device, std::string("cuda:0"));
+            // The timing waited for the kernels, and the numbers equal the CPU's.
+            QVERIFY(result->synchronized);
+            QCOMPARE(result->output.preview.size(), onCpu->output.preview.size());
+            for (size_t i = 0; i < onCpu->output.preview.size(); ++i) {
+                QVERIFY(std::abs(result->output.preview[i] - onCpu->output.preview[i]) < 1e-5);
+            }
             request.device = "cuda:" + std::to_string(torch::cuda::device_count());
             QVERIFY(!session.run(request).ok());
         } else {
@@ -845,6 +860,34 @@ private Q_SLOTS:
         QCOMPARE(result->output.dtype, std::string("float32"));
         request.inputs[0] = parseInputSpec("image:" + fixture("no-such.png")).value();
         QCOMPARE(session.run(request).error().kind, ErrorKind::File);
+    }
+
+    void preprocessingEqualsPython() {
+        // Each image option on three images (PNG, JPEG, grayscale), against the same
+        // preprocessing done with OpenCV and NumPy in the fixture script: every value.
+        const auto cases =
+            nlohmann::json::parse(scriptscope::test::readText(fixture("preprocess.cases.json")));
+        const auto expected = loadValue(fixture("preprocess.expected.pt")).toListRef().vec();
+        QCOMPARE(expected.size(), cases.size());
+        QVERIFY(cases.size() >= 12);
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const std::string options = cases[i]["options"].get<std::string>();
+            const std::string spec = "image:" + fixture(cases[i]["image"].get<std::string>()) +
+                                     (options.empty() ? "" : "," + options);
+            const auto parsed = parseInputSpec(spec);
+            QVERIFY2(parsed.ok(), spec.c_str());
+            const auto built = scriptscope::detail::buildInput(parsed.value());
+            QVERIFY2(built.ok(), built.ok() ? spec.c_str() : built.error().message.c_str());
+            const torch::Tensor ours = built->toTensor();
+            const torch::Tensor python = expected[i].toTensor();
+            const std::string what = options.empty() ? std::string("defaults") : options;
+            QVERIFY2(ours.sizes() == python.sizes(), what.c_str());
+            QVERIFY2(ours.scalar_type() == python.scalar_type(), what.c_str());
+            const double difference =
+                (ours.to(torch::kFloat64) - python.to(torch::kFloat64)).abs().max().item<double>();
+            QVERIFY2(difference <= 1e-6,
+                     (what + ": differs by " + std::to_string(difference)).c_str());
+        }
     }
 
     void imagenetPresetRuns() {

@@ -204,7 +204,8 @@ private Q_SLOTS:
 
         RunResult result;
         result.method = "forward";
-        result.device = "cpu";
+        result.device = "cuda:0";
+        result.synchronized = true;
         result.samplesMs = {1.5, 2.25, 1.75};
         result.stats.count = 3;
         result.stats.p50 = 1.75;
@@ -219,6 +220,7 @@ private Q_SLOTS:
         const RunResult r =
             runResultFromCbor(roundTrip(make(MessageType::RunResult, 7, toCbor(result))).body);
         QCOMPARE(r.samplesMs, result.samplesMs);
+        QVERIFY(r.synchronized);
         QCOMPARE(r.stats.p50, 1.75);
         QCOMPARE(r.output.children.size(), size_t(1));
         QCOMPARE(r.output.children[0].shape, tensor.shape);

@@ -129,6 +129,9 @@ struct RunResult {
     std::string device;
     std::string deviceName;
     int warmup = 0;
+    // The device runs asynchronously (CUDA) and each timed iteration waited for it to finish, so
+    // the samples are the kernels' time and not only the time to queue them.
+    bool synchronized = false;
     std::vector<double> samplesMs; // every timed iteration, in order
     TimingStats stats;
     std::vector<std::string> inputDescriptions;

@@ -922,6 +922,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
             output = (*method)(inputs);
         }
         synchronize();
+        result.synchronized = cuda;
         result.samplesMs.reserve(static_cast<size_t>(request.iterations));
         for (int i = 0; i < request.iterations; ++i) {
             const auto start = std::chrono::steady_clock::now();
