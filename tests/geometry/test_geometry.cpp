@@ -3,6 +3,11 @@
 // mapping under zoom and pan.
 #include <homography.h>
 
+#include "test_support.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 #include <cmath>
@@ -39,6 +44,41 @@ class TestGeometry : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cornersMatrixEqualsOpenCv() {
+        // The matrix that maps an image's corners onto four points equals the one
+        // cv2.getPerspectiveTransform gave the fixture script (scaled so that h33 is 1).
+        const auto cases =
+            QJsonDocument::fromJson(QByteArray::fromStdString(scriptscope::test::readText(
+                                        scriptscope::test::fixture("perspective_transforms.json"))))
+                .array();
+        QVERIFY(cases.size() >= 5);
+        for (const auto& value : cases) {
+            const QJsonObject c = value.toObject();
+            const QJsonArray target = c[QStringLiteral("target")].toArray();
+            Quad q{};
+            for (int i = 0; i < 4; ++i) {
+                q[static_cast<size_t>(i)] = {target[i].toArray()[0].toDouble(),
+                                             target[i].toArray()[1].toDouble()};
+            }
+            const int width = c[QStringLiteral("width")].toInt();
+            const int height = c[QStringLiteral("height")].toInt();
+            const auto h = homographyBetween(imageCorners(width, height), q);
+            QVERIFY2(h.ok(), h.ok() ? "" : h.error().message.c_str());
+            const QJsonArray matrix = c[QStringLiteral("matrix")].toArray();
+            for (size_t i = 0; i < 9; ++i) {
+                const double python = matrix[static_cast<int>(i)].toDouble();
+                const double ours = (*h)[i] / (*h)[8];
+                QVERIFY2(std::abs(ours - python) <= 1e-9 + 1e-7 * std::abs(python),
+                         qPrintable(QStringLiteral("%1x%2, element %3: %4 vs OpenCV's %5")
+                                        .arg(width)
+                                        .arg(height)
+                                        .arg(i)
+                                        .arg(ours, 0, 'g', 17)
+                                        .arg(python, 0, 'g', 17)));
+            }
+        }
+    }
+
     void cornersRoundTrip_data() {
         QTest::addColumn<int>("width");
         QTest::addColumn<int>("height");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 using namespace scriptscope;
@@ -171,10 +172,12 @@ private Q_SLOTS:
         QCOMPARE(h.error().kind, ErrorKind::Format);
         qInfo("%s", h.error().message.c_str());
         // A node claiming a huge matrix is not allocated.
-        const auto huge =
-            readMatrixFile(std::string(SCRIPTSCOPE_SOURCE_DIR) +
-                           "/tests/fuzz/regressions/fuzz_matrix/yaml-huge-matrix.yml");
+        const std::string hugePath = std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                     "/tests/fuzz/regressions/fuzz_matrix/yaml-huge-matrix.yml";
+        QVERIFY2(QFileInfo::exists(QString::fromStdString(hugePath)), hugePath.c_str());
+        const auto huge = readMatrixFile(hugePath);
         QVERIFY(!huge.ok());
+        QCOMPARE(huge.error().kind, ErrorKind::Format);
         // Good files still read the same way.
         QVERIFY(readMatrixFile(fixture("homography.xml")).ok());
     }

@@ -11,6 +11,8 @@
 #include <QProcess>
 #include <QSignalSpy>
 
+#include <cmath>
+
 using namespace scriptscope;
 using namespace scriptscope::protocol;
 using scriptscope::test::fixture;
@@ -137,11 +139,24 @@ private Q_SLOTS:
         RunRequest run;
         run.inputsFile = fixture("wrap_rnn.inputs.pt");
         run.iterations = 4;
+        run.valuesLimit = 1000;
         const Message result = worker.request(make(MessageType::Run, 4, toCbor(run)));
         QCOMPARE(result.type, MessageType::RunResult);
         const RunResult r = runResultFromCbor(result.body);
         QCOMPARE(r.samplesMs.size(), size_t(4));
-        QCOMPARE(r.output.shape, (std::vector<int64_t>{3, 4}));
+        // The values that came over the protocol are Python's, every one.
+        const auto python =
+            nlohmann::json::parse(scriptscope::test::readText(fixture("wrap_rnn.outputs.json")));
+        QCOMPARE(r.output.shape, python["shape"].get<std::vector<int64_t>>());
+        const auto values = python["values"].get<std::vector<double>>();
+        QCOMPARE(r.output.values.size(), values.size());
+        for (size_t i = 0; i < values.size(); ++i) {
+            QVERIFY2(std::abs(double(r.output.values[i]) - values[i]) < 1e-5,
+                     qPrintable(QStringLiteral("value %1: %2 vs Python's %3")
+                                    .arg(i)
+                                    .arg(r.output.values[i])
+                                    .arg(values[i])));
+        }
     }
 
     void errorsAreReplies() {
