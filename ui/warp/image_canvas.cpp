@@ -311,6 +311,22 @@ QRectF ImageCanvas::visibleSceneRect() const {
     return mapToScene(viewport()->rect()).boundingRect();
 }
 
+bool ImageCanvas::event(QEvent* event) {
+    // Tab and Shift+Tab go from handle to handle while there are handles. QWidget::event would
+    // move the keyboard focus to the next widget (and QGraphicsView hand them to the scene)
+    // before keyPressEvent saw them.
+    if (event->type() == QEvent::KeyPress && handlesVisible_ && handlesValid_) {
+        const auto* key = static_cast<QKeyEvent*>(event);
+        if (key->key() == Qt::Key_Tab || key->key() == Qt::Key_Backtab) {
+            const int step = key->key() == Qt::Key_Backtab ? 3 : 1;
+            selectHandle(selected_ < 0 ? 0 : (selected_ + step) % 4);
+            event->accept();
+            return true;
+        }
+    }
+    return QGraphicsView::event(event);
+}
+
 void ImageCanvas::wheelEvent(QWheelEvent* event) {
     const double steps = event->angleDelta().y() / 120.0;
     if (steps != 0) {
@@ -403,13 +419,6 @@ void ImageCanvas::keyPressEvent(QKeyEvent* event) {
         break;
     case Qt::Key_Down:
         delta = QPointF(0, step);
-        break;
-    case Qt::Key_Tab:
-        if (handlesVisible_ && handlesValid_) {
-            selectHandle((selected_ + 1) % 4);
-            event->accept();
-            return;
-        }
         break;
     default:
         break;

@@ -75,6 +75,7 @@ Q_SIGNALS:
     void filesDropped(const QStringList& paths);
 
 protected:
+    bool event(QEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
