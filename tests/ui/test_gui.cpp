@@ -11,16 +11,20 @@
 #include <process_limits.h>
 #include <run_panel.h>
 #include <safe_preview.h>
+#include <warp_editor.h>
 #include <worker_client.h>
 
 #include <nlohmann/json.hpp>
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QDropEvent>
 #include <QFile>
 #include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMimeData>
 #include <QRegularExpression>
 #include <QSettings>
@@ -32,6 +36,9 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QUrl>
+#include <QWheelEvent>
+
+#include <functional>
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
@@ -42,6 +49,46 @@ namespace {
 
 QString fx(const char* name) {
     return QString::fromStdString(fixture(name));
+}
+
+// The menu bar's action whose text, without its mnemonic, is `text`.
+QAction* menuAction(const QMainWindow* window, const QString& text) {
+    for (QAction* menu : window->menuBar()->actions()) {
+        if (!menu->menu()) {
+            continue;
+        }
+        for (QAction* action : menu->menu()->actions()) {
+            if (QString(action->text()).remove(QLatin1Char('&')) == text) {
+                return action;
+            }
+        }
+    }
+    return nullptr;
+}
+
+// Whether every module with children is expanded (or, `expanded` false, none is).
+bool allExpanded(const QTreeView* tree, bool expanded) {
+    std::function<bool(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+        for (int r = 0; r < tree->model()->rowCount(parent); ++r) {
+            const QModelIndex index = tree->model()->index(r, 0, parent);
+            if (tree->model()->rowCount(index) > 0 &&
+                (tree->isExpanded(index) != expanded || !walk(index))) {
+                return false;
+            }
+        }
+        return true;
+    };
+    return walk({});
+}
+
+// The action of `widget` (not of a menu) that has `keys` as its shortcut.
+QAction* shortcutAction(const QWidget* widget, const QKeySequence& keys) {
+    for (QAction* action : widget->actions()) {
+        if (action->shortcut() == keys) {
+            return action;
+        }
+    }
+    return nullptr;
 }
 
 } // namespace
@@ -413,6 +460,118 @@ private Q_SLOTS:
             qPrintable(scriptscope::test::errorText(window_)));
         QVERIFY(!worker_->busy());
         QVERIFY(open(fx("compute.pt")));
+    }
+
+    void expandAndCollapseAll() {
+        QVERIFY(open(fx("rich.pt")));
+        QTreeView* tree = scriptscope::test::moduleTree(window_);
+        QAction* expand = menuAction(window_, QStringLiteral("Expand All"));
+        QAction* collapse = menuAction(window_, QStringLiteral("Collapse All"));
+        QVERIFY(expand && collapse);
+        QCOMPARE(expand->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Plus));
+        collapse->trigger();
+        QVERIFY(allExpanded(tree, false));
+        QVERIFY(!tree->isExpanded(tree->model()->index(0, 0)));
+        expand->trigger();
+        QVERIFY(allExpanded(tree, true));
+        // Every module is in view: features, its four children and head under the root.
+        QCOMPARE(scriptscope::test::modulePaths(tree).size(), 7);
+        collapse->trigger();
+        QVERIFY(allExpanded(tree, false));
+        expand->trigger();
+    }
+
+    void codeZoomAndFindPrevious() {
+        QVERIFY(open(fx("rich.pt")));
+        window_->selectModule(QString());
+        CodeView* code = scriptscope::test::codeView(window_);
+        CodeEditor* editor = code->editor();
+        const qreal base = editor->font().pointSizeF();
+        const int marginBefore = editor->lineNumberAreaWidth();
+        QAction* zoomIn = shortcutAction(code, QKeySequence::ZoomIn);
+        QAction* zoomOut = shortcutAction(code, QKeySequence::ZoomOut);
+        QAction* reset = shortcutAction(code, QKeySequence(Qt::CTRL | Qt::Key_0));
+        QVERIFY(zoomIn && zoomOut && reset);
+        zoomIn->trigger();
+        zoomIn->trigger();
+        QVERIFY2(editor->font().pointSizeF() > base, qPrintable(editor->font().toString()));
+        // The line numbers grow with the text.
+        QVERIFY(editor->lineNumberAreaWidth() > marginBefore);
+        zoomOut->trigger();
+        QVERIFY(editor->font().pointSizeF() > base);
+        reset->trigger();
+        QCOMPARE(editor->font().pointSizeF(), base);
+        // Ctrl + wheel zooms too; the wheel alone scrolls and keeps the size.
+        const QPointF at(20, 20);
+        QWheelEvent ctrlWheel(at, editor->viewport()->mapToGlobal(at), {}, {0, 120}, Qt::NoButton,
+                              Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(editor->viewport(), &ctrlWheel);
+        QVERIFY(editor->font().pointSizeF() > base);
+        reset->trigger();
+        QWheelEvent wheel(at, editor->viewport()->mapToGlobal(at), {}, {0, -120}, Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(editor->viewport(), &wheel);
+        QCOMPARE(editor->font().pointSizeF(), base);
+        // Find next then previous: back to the first match.
+        QVERIFY(code->find(QStringLiteral("self")));
+        QVERIFY(code->find(QStringLiteral("self")));
+        QVERIFY(code->findStatus().startsWith(QStringLiteral("2 of ")));
+        QVERIFY(code->find(QStringLiteral("self"), true));
+        QVERIFY2(code->findStatus().startsWith(QStringLiteral("1 of ")),
+                 qPrintable(code->findStatus()));
+    }
+
+    void reloadWithF5() {
+        QVERIFY(open(fx("wrap_rnn.pt")));
+        window_->selectModule(QStringLiteral("loop.cell"));
+        QAction* reload = menuAction(window_, QStringLiteral("Reload"));
+        QVERIFY(reload);
+        QCOMPARE(reload->shortcut(), QKeySequence(QKeySequence::Refresh));
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        reload->trigger();
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(QString::fromStdString(window_->model().path), fx("wrap_rnn.pt"));
+        QCOMPARE(scriptscope::test::moduleTree(window_)
+                     ->currentIndex()
+                     .data(ModuleTreeModel::PathRole)
+                     .toString(),
+                 QStringLiteral("loop.cell"));
+    }
+
+    void dropOpensModelsAndImages() {
+        auto drop = [&](const QList<QUrl>& urls) {
+            QMimeData data;
+            data.setUrls(urls);
+            QDragEnterEvent enter(QPoint(100, 100), Qt::CopyAction, &data, Qt::LeftButton,
+                                  Qt::NoModifier);
+            QApplication::sendEvent(window_, &enter);
+            if (!enter.isAccepted()) {
+                return false;
+            }
+            QDropEvent dropped(QPointF(100, 100), Qt::CopyAction, &data, Qt::LeftButton,
+                               Qt::NoModifier);
+            QApplication::sendEvent(window_, &dropped);
+            return dropped.isAccepted();
+        };
+        QVERIFY(window_->acceptDrops()); // so that a real drag reaches the handlers sent to here
+        // A model opens in the Model workspace.
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        QVERIFY(drop({QUrl::fromLocalFile(fx("mycell_scripted.pt"))}));
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(QString::fromStdString(window_->model().path), fx("mycell_scripted.pt"));
+        // An image goes to the warp editor, TIFF included.
+        QVERIFY(drop({QUrl::fromLocalFile(fx("warp_source.tif"))}));
+        QCOMPARE(window_->workspaces()->currentWidget(), window_->warpEditor());
+        QCOMPARE(window_->warpEditor()->imagePath(), fx("warp_source.tif"));
+        QCOMPARE(window_->warpEditor()->sourceImage().size(), QSize(160, 120));
+        // Text without a file is not taken.
+        QMimeData text;
+        text.setText(QStringLiteral("hello"));
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(window_, &enter);
+        QVERIFY(!enter.isAccepted());
+        window_->workspaces()->setCurrentIndex(0);
     }
 
     void reloadsWhenTheFileChanges() {
