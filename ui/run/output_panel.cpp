@@ -127,17 +127,9 @@ OutputPanel::OutputPanel(QWidget* parent)
     connect(labels, &QPushButton::clicked, this, [this]() {
         const QString path =
             QFileDialog::getOpenFileName(this, tr("Labels"), {}, tr("Text (*.txt);;All files (*)"));
-        QFile file(path);
-        if (path.isEmpty() || !file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-            return;
+        if (!path.isEmpty()) {
+            loadLabels(path);
         }
-        labels_ = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
-        while (!labels_.isEmpty() && labels_.last().trimmed().isEmpty()) {
-            labels_.removeLast();
-        }
-        labelsNote_->setText(
-            tr("%1 labels from %2").arg(labels_.size()).arg(QFileInfo(path).fileName()));
-        showOutput(outputTree_->currentIndex());
     });
 
     tableModel_ = new TensorTableModel(this);
@@ -164,6 +156,32 @@ OutputPanel::OutputPanel(QWidget* parent)
     setStretchFactor(1, 2);
 
     restoreKeptResult();
+}
+
+bool OutputPanel::loadLabels(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        labelsNote_->setText(
+            tr("Labels not read from %1: %2").arg(QFileInfo(path).fileName(), file.errorString()));
+        return false;
+    }
+    labels_ = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+    for (QString& label : labels_) {
+        if (label.endsWith(QLatin1Char('\r'))) {
+            label.chop(1); // written on Windows
+        }
+    }
+    while (!labels_.isEmpty() && labels_.last().trimmed().isEmpty()) {
+        labels_.removeLast();
+    }
+    labelsNote_->setText(
+        tr("%1 labels from %2").arg(labels_.size()).arg(QFileInfo(path).fileName()));
+    showOutput(outputTree_->currentIndex());
+    return true;
+}
+
+QString OutputPanel::labelsNote() const {
+    return labelsNote_->text();
 }
 
 void OutputPanel::showResult(const RunResult& result) {

@@ -38,6 +38,10 @@ public:
     const std::optional<RunResult>& keptResult() const { return kept_; }
     QString comparisonText() const;
     QString topKNote() const;
+    // One label per line, in index order, for the top-k table; false (and the note says why) when
+    // the file cannot be read.
+    bool loadLabels(const QString& path);
+    QString labelsNote() const;
 
     OutputTreeModel* outputModel() const { return outputModel_; }
     TensorTableModel* tableModel() const { return tableModel_; }

@@ -62,6 +62,11 @@ bool takesImages(const ModelInfo& model) {
     return false;
 }
 
+// A model's run settings start from these when it has none saved: nothing set for the previous
+// model carries over (the device does: it is the machine's, not the model's).
+constexpr int kDefaultWarmup = 2;
+constexpr int kDefaultIterations = 20;
+
 QString settingsKey(const QString& modelPath) {
     return QStringLiteral("run/models/") +
            QString::fromLatin1(modelPath.toUtf8().toBase64(QByteArray::Base64UrlEncoding));
@@ -202,10 +207,10 @@ void RunPanel::buildUi() {
     auto* timingForm = new QFormLayout(timingBox);
     warmup_ = new QSpinBox(timingBox);
     warmup_->setRange(0, 10000);
-    warmup_->setValue(2);
+    warmup_->setValue(kDefaultWarmup);
     iterations_ = new QSpinBox(timingBox);
     iterations_->setRange(1, 100000);
-    iterations_->setValue(20);
+    iterations_->setValue(kDefaultIterations);
     profile_ = new QCheckBox(tr("Profile one more run per module"), timingBox);
     profile_->setToolTip(tr("Times every operator call of one extra run (RecordFunction) and gives "
                             "each module its share; the timed iterations run without it"));
@@ -404,32 +409,30 @@ void RunPanel::setModel(const ModelInfo& model) {
             QSettings().value(settingsKey(QString::fromStdString(model.path))).toString().toUtf8())
             .object();
     fillMethods();
+    const int method = method_->findText(saved.value(QStringLiteral("method")).toString());
+    if (method >= 0) {
+        method_->setCurrentIndex(method);
+    }
+    const int device = device_->findData(saved.value(QStringLiteral("device")).toString());
+    if (device >= 0) {
+        device_->setCurrentIndex(device);
+    }
+    warmup_->setValue(saved.value(QStringLiteral("warmup")).toInt(kDefaultWarmup));
+    iterations_->setValue(saved.value(QStringLiteral("iterations")).toInt(kDefaultIterations));
+    profile_->setChecked(saved.value(QStringLiteral("profile")).toBool(false));
+    const QJsonObject image = saved.value(QStringLiteral("image")).toObject();
+    imageSize_->setText(image.value(QStringLiteral("size")).toString());
+    imageOrder_->setCurrentIndex(
+        std::max(0, imageOrder_->findData(image.value(QStringLiteral("order")).toString())));
+    imageLayout_->setCurrentIndex(
+        std::max(0, imageLayout_->findData(image.value(QStringLiteral("layout")).toString())));
+    imageBatch_->setChecked(image.value(QStringLiteral("batch")).toBool(true));
+    imageDtype_->setCurrentIndex(
+        std::max(0, imageDtype_->findData(image.value(QStringLiteral("dtype")).toString())));
+    imageScale_->setText(image.value(QStringLiteral("scale")).toString(QStringLiteral("1/255")));
+    imageMean_->setText(image.value(QStringLiteral("mean")).toString());
+    imageStd_->setText(image.value(QStringLiteral("std")).toString());
     if (!saved.isEmpty()) {
-        const int method = method_->findText(saved.value(QStringLiteral("method")).toString());
-        if (method >= 0) {
-            method_->setCurrentIndex(method);
-        }
-        const int device = device_->findData(saved.value(QStringLiteral("device")).toString());
-        if (device >= 0) {
-            device_->setCurrentIndex(device);
-        }
-        warmup_->setValue(saved.value(QStringLiteral("warmup")).toInt(warmup_->value()));
-        iterations_->setValue(
-            saved.value(QStringLiteral("iterations")).toInt(iterations_->value()));
-        profile_->setChecked(saved.value(QStringLiteral("profile")).toBool(false));
-        const QJsonObject image = saved.value(QStringLiteral("image")).toObject();
-        imageSize_->setText(image.value(QStringLiteral("size")).toString());
-        imageOrder_->setCurrentIndex(
-            std::max(0, imageOrder_->findData(image.value(QStringLiteral("order")).toString())));
-        imageLayout_->setCurrentIndex(
-            std::max(0, imageLayout_->findData(image.value(QStringLiteral("layout")).toString())));
-        imageBatch_->setChecked(image.value(QStringLiteral("batch")).toBool(true));
-        imageDtype_->setCurrentIndex(
-            std::max(0, imageDtype_->findData(image.value(QStringLiteral("dtype")).toString())));
-        imageScale_->setText(
-            image.value(QStringLiteral("scale")).toString(QStringLiteral("1/255")));
-        imageMean_->setText(image.value(QStringLiteral("mean")).toString());
-        imageStd_->setText(image.value(QStringLiteral("std")).toString());
         inputs_->restore(saved.value(QStringLiteral("inputs")).toArray());
     }
     showStatus(tr("Ready to run %1").arg(QFileInfo(QString::fromStdString(model.path)).fileName()),
@@ -628,7 +631,10 @@ void RunPanel::showResult(const RunResult& result) {
                                        QString::fromStdString(result.deviceName)),
          tr("p50 %1 ms   p90 %2 ms").arg(s.p50, 0, 'f', 2).arg(s.p90, 0, 'f', 2),
          tr("%1 fps at p50").arg(s.p50 > 0 ? 1000.0 / s.p50 : 0.0, 0, 'f', 1),
-         tr("%1 iterations after %2 warm-up").arg(result.samplesMs.size()).arg(result.warmup)});
+         (result.synchronized ? tr("%1 iterations after %2 warm-up, synchronized")
+                              : tr("%1 iterations after %2 warm-up"))
+             .arg(result.samplesMs.size())
+             .arg(result.warmup)});
     outputs_->showResult(result);
     if (result.profiled) {
         profileModel_->setProfile(result.profile);
