@@ -15,11 +15,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <new>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -66,7 +68,14 @@ const char* const kCodeFooter =
 
 const char* const kGraphFooter =
     R"(Prints str(model.PATH.NAME.graph) (default: the root's forward); --inlined prints
-str(model.inlined_graph), with the calls of submodules inlined.)";
+str(model.inlined_graph), with the calls of submodules inlined.
+
+--format json or dot gives the graph as the diagram draws it: operator nodes (constants and
+prim::GetAttr folded into the nodes that use them, as attributes), the values between them, and
+groups: one per module instance (from the inlined call stack; the module is the dotted path of
+named_modules(), "" for the root) and one per block of prim::If and prim::Loop. --expand N shows
+the contents of groups down to depth N (the root is 0, its children 1; default 0: the root's
+children as boxes); --expand all shows every node. dot is Graphviz's language (render it with dot -Tsvg).)";
 
 const char* const kRunFooter = R"(Runs a method (after the warm-up runs) and times each iteration.
 
@@ -109,6 +118,8 @@ struct Options {
     std::string module;
     std::string method = "forward";
     bool inlined = false;
+    std::string graphFormat = "text"; // graph: text (the IR), json or dot
+    std::string expand = "0";         // graph: all, or the depth down to which groups are open
     RunRequest run;
     std::vector<std::string> inputSpecs;
     // warp
@@ -197,6 +208,19 @@ std::string describeExtras(const CLI::App& app, const std::string& command) {
            first + "' too";
 }
 
+// --expand: -1 for all, else the depth (a usage error otherwise).
+int expandDepth(const std::string& expand) {
+    if (expand == "all") {
+        return -1;
+    }
+    char* end = nullptr;
+    const long depth = std::strtol(expand.c_str(), &end, 10);
+    if (expand.empty() || *end != '\0' || depth < 0 || depth > 1000) {
+        throw UsageError{"--expand expects all or a depth (0, 1, 2, ...), got '" + expand + "'"};
+    }
+    return static_cast<int>(depth);
+}
+
 // Checks CLI11 cannot express; their messages are those of the old parser.
 void checkCommand(Options& o) {
     for (const auto& spec : o.inputSpecs) {
@@ -209,6 +233,9 @@ void checkCommand(Options& o) {
     o.run.method = o.method;
     if (o.command == "warp" && o.matrixFile.empty() == o.corners.empty()) {
         throw UsageError{"warp needs either --matrix FILE or --corners x0,y0,...,x3,y3"};
+    }
+    if (o.command == "graph") {
+        expandDepth(o.expand);
     }
 }
 
@@ -300,6 +327,15 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     moduleOption(graph);
     methodOption(graph);
     graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
+    graph->add_option("--format", o.graphFormat, "text (the IR), or the diagram as json or dot")
+        ->check(CLI::IsMember({"text", "json", "dot"}))
+        ->type_name("FORMAT")
+        ->capture_default_str();
+    graph->add_option("--expand", o.expand, "json/dot: all, or the depth of groups shown open")
+        ->type_name("all|DEPTH")
+        ->capture_default_str();
+    graph->add_option("-o,--output", o.output, "Write to this file instead of printing")
+        ->type_name("FILE");
 
     CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL",
                             "The TorchScript archive");
@@ -723,7 +759,119 @@ int commandTree(const Options& o) {
     return kExitOk;
 }
 
+std::string groupRef(int id) {
+    return "g" + std::to_string(id);
+}
+
+std::string nodeRef(int id) {
+    return "n" + std::to_string(id);
+}
+
+nlohmann::json portsJson(const std::vector<GraphPort>& ports) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& p : ports) {
+        list.push_back({{"name", p.name}, {"type", p.type}});
+    }
+    return list;
+}
+
+nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
+                         const std::string& expand) {
+    nlohmann::json nodes = nlohmann::json::array(), groups = nlohmann::json::array(),
+                   edges = nlohmann::json::array();
+    std::vector<std::string> itemRefs;
+    std::set<int> shownGroups(visible.openGroups.begin(), visible.openGroups.end());
+    std::set<int> collapsed;
+    for (const VisibleItem& item : visible.items) {
+        if (item.isGroup) {
+            itemRefs.push_back(groupRef(item.id));
+            collapsed.insert(item.id);
+            shownGroups.insert(item.id);
+            continue;
+        }
+        itemRefs.push_back(nodeRef(item.id));
+        const GraphNode& n = g.nodes[static_cast<size_t>(item.id)];
+        nlohmann::json attributes = nlohmann::json::array();
+        for (const auto& a : n.attributes) {
+            attributes.push_back({{"name", a.name}, {"value", a.value}});
+        }
+        nodes.push_back({{"id", nodeRef(n.id)},
+                         {"kind", n.kind},
+                         {"module", n.module},
+                         {"group", groupRef(n.group)},
+                         {"schema", n.schema},
+                         {"source", n.source},
+                         {"ir_line", n.irLine},
+                         {"attributes", attributes},
+                         {"inputs", portsJson(n.inputs)},
+                         {"outputs", portsJson(n.outputs)}});
+    }
+    for (const int id : shownGroups) {
+        const GraphGroup& group = g.groups[static_cast<size_t>(id)];
+        groups.push_back(
+            {{"id", groupRef(group.id)},
+             {"parent",
+              group.parent < 0 ? nlohmann::json() : nlohmann::json(groupRef(group.parent))},
+             {"kind", group.kind == GraphGroup::Kind::Module ? "module" : "block"},
+             {"module", group.module},
+             {"type", group.type},
+             {"label", group.label},
+             {"parameters", group.parameters},
+             {"depth", group.depth},
+             {"owner", group.owner < 0 ? nlohmann::json() : nlohmann::json(nodeRef(group.owner))},
+             {"collapsed", collapsed.count(id) > 0}});
+    }
+    for (const VisibleEdge& e : visible.edges) {
+        edges.push_back(
+            {{"from", e.from >= 0 ? itemRefs[static_cast<size_t>(e.from)]
+                                  : "input:" + g.inputs[static_cast<size_t>(e.fromInput)].name},
+             {"to", e.to >= 0 ? itemRefs[static_cast<size_t>(e.to)]
+                              : "output:" + std::to_string(e.toOutput)},
+             {"value", e.value},
+             {"type", e.type}});
+    }
+    return {{"module", g.modulePath},
+            {"method", g.method},
+            {"inlined", g.inlined},
+            {"expand", expand},
+            {"inputs", portsJson(g.inputs)},
+            {"outputs", portsJson(g.outputs)},
+            {"nodes", nodes},
+            {"groups", groups},
+            {"edges", edges}};
+}
+
+int commandGraphDiagram(const Options& o) {
+    const int depth = expandDepth(o.expand);
+    Session session;
+    auto model = loadModel(session, o, false);
+    if (!model) {
+        return fail(o, model.error());
+    }
+    auto graph = session.graphModel(o.module, o.method, o.inlined);
+    if (!graph) {
+        return fail(o, graph.error());
+    }
+    const VisibleGraph visible = visibleGraph(*graph, depth);
+    const std::string text = o.graphFormat == "dot"
+                                 ? toDot(*graph, visible)
+                                 : graphJson(*graph, visible, o.expand).dump(1) + "\n";
+    if (o.output.empty()) {
+        std::cout << text;
+        return kExitOk;
+    }
+    std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
+    if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size())) ||
+        !file.flush()) {
+        return fail(o, Error{ErrorKind::File, "cannot write '" + o.output + "'"});
+    }
+    return kExitOk;
+}
+
 int commandCodeOrGraph(const Options& o) {
+    if (o.command == "graph" && o.graphFormat != "text") {
+        return commandGraphDiagram(o);
+    }
     Session session;
     auto model = loadModel(session, o, false);
     if (!model) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 using scriptscope::test::cudaExpected;
@@ -713,6 +714,129 @@ private Q_SLOTS:
                                QStringLiteral("--op-library"), library});
         QCOMPARE(info.exitCode, 0);
         QVERIFY(info.out.find("torchvision::nms") != std::string::npos);
+    }
+
+    void graphJsonMatchesPyTorch_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* name : {"mycell_traced", "mycell_scripted", "wrap_rnn", "rich", "lstm",
+                                 "ssdlite", "quantized_mobilenet", "dynamic_quantized"}) {
+            QTest::newRow(name) << QString::fromLatin1(name);
+        }
+    }
+    void graphJsonMatchesPyTorch() {
+        // Every operator node of the inlined forward, depth first through blocks, with the
+        // module its call stack gives: as Python walks model.inlined_graph (without constants
+        // and prim::GetAttr).
+        QFETCH(QString, name);
+        const auto want = nlohmann::json::parse(
+            readText(fixture(name.toStdString() + ".expected.json")))["inlined_nodes"];
+        QStringList arguments{QStringLiteral("graph"),
+                              QString::fromStdString(fixture(name.toStdString() + ".pt")),
+                              QStringLiteral("--inlined"),
+                              QStringLiteral("--format"),
+                              QStringLiteral("json"),
+                              QStringLiteral("--expand"),
+                              QStringLiteral("all")};
+        if (name == QStringLiteral("ssdlite")) { // torchvision's nms
+            arguments << QStringLiteral("--op-library")
+                      << QString::fromStdString(readText(fixture("torchvision_library.txt")));
+        }
+        const auto r = cli(arguments);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto graph = nlohmann::json::parse(r.out);
+        const auto& nodes = graph["nodes"];
+        QCOMPARE(nodes.size(), want.size());
+        QVERIFY(!want.empty());
+        std::set<std::string> ids, groups;
+        for (const auto& g : graph["groups"]) {
+            groups.insert(g["id"].get<std::string>());
+        }
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            const std::string what = std::to_string(i) + ": " + nodes[i].dump().substr(0, 300);
+            QVERIFY2(nodes[i]["kind"] == want[i][0], what.c_str());
+            QVERIFY2(nodes[i]["module"] == want[i][1], (what + " vs " + want[i].dump()).c_str());
+            QVERIFY2(groups.count(nodes[i]["group"].get<std::string>()), what.c_str());
+            ids.insert(nodes[i]["id"].get<std::string>());
+        }
+        // Every group's parent is a group, every edge joins nodes (or the graph's ends).
+        for (const auto& g : graph["groups"]) {
+            QVERIFY(g["parent"].is_null() || groups.count(g["parent"].get<std::string>()));
+            QCOMPARE(g["collapsed"].get<bool>(), false);
+        }
+        QVERIFY(!graph["edges"].empty());
+        for (const auto& e : graph["edges"]) {
+            const auto from = e["from"].get<std::string>(), to = e["to"].get<std::string>();
+            QVERIFY2(ids.count(from) || from.rfind("input:", 0) == 0, e.dump().c_str());
+            QVERIFY2(ids.count(to) || to.rfind("output:", 0) == 0, e.dump().c_str());
+        }
+        // No node is a constant or a GetAttr: those are the attributes of the nodes using them.
+        for (const auto& n : nodes) {
+            QVERIFY(n["kind"] != "prim::Constant" && n["kind"] != "prim::GetAttr");
+        }
+    }
+
+    void graphCollapsesAndWritesDot() {
+        // rich at the default expansion: the root's children (features, head) are boxes with
+        // their type and parameter count; what is inside them is not listed.
+        QTemporaryDir dir;
+        const QString json = dir.filePath(QStringLiteral("rich.json"));
+        const auto r =
+            cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--inlined"),
+                 QStringLiteral("--format"), QStringLiteral("json"), QStringLiteral("-o"), json});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY(r.out.empty());
+        const auto graph = nlohmann::json::parse(readText(json.toStdString()));
+        std::map<std::string, nlohmann::json> collapsed;
+        for (const auto& g : graph["groups"]) {
+            if (g["collapsed"].get<bool>()) {
+                collapsed[g["module"].get<std::string>()] = g;
+            }
+        }
+        QVERIFY2(collapsed.count("features") && collapsed.count("head"),
+                 graph["groups"].dump().c_str());
+        QCOMPARE(collapsed["features"]["type"].get<std::string>(), std::string("Sequential"));
+        QCOMPARE(collapsed["head"]["parameters"].get<int64_t>(), int64_t(10 * 8 + 10));
+        for (const auto& n : graph["nodes"]) {
+            const auto module = n["module"].get<std::string>();
+            QVERIFY2(module.rfind("features", 0) != 0 && module.rfind("head", 0) != 0,
+                     n.dump().c_str());
+        }
+        // The folded attributes name the parameter: aten::linear is inside head, so at --expand
+        // all its weight shows on the node.
+        const auto all = cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--inlined"),
+                              QStringLiteral("--format"), QStringLiteral("json"),
+                              QStringLiteral("--expand"), QStringLiteral("all")});
+        bool weight = false;
+        const auto allJson = nlohmann::json::parse(all.out); // alive through the loop
+        for (const auto& n : allJson["nodes"]) {
+            if (n["kind"] == "aten::linear") {
+                for (const auto& a : n["attributes"]) {
+                    weight = weight ||
+                             (a["name"] == "weight" && a["value"] == "10x8 float32 (head.weight)");
+                }
+            }
+        }
+        QVERIFY2(weight, (all.err + all.out.substr(0, 2000)).c_str());
+        // DOT: a digraph with one cluster per open group, braces balanced.
+        const auto dot = cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--inlined"),
+                              QStringLiteral("--format"), QStringLiteral("dot"),
+                              QStringLiteral("--expand"), QStringLiteral("all")});
+        QVERIFY2(dot.exitCode == 0, dot.err.c_str());
+        QVERIFY(dot.out.rfind("digraph ", 0) == 0);
+        QCOMPARE(std::count(dot.out.begin(), dot.out.end(), '{'),
+                 std::count(dot.out.begin(), dot.out.end(), '}'));
+        QVERIFY(dot.out.find("subgraph cluster_") != std::string::npos);
+        QVERIFY(dot.out.find("label=\"features · Sequential\"") != std::string::npos);
+        // Bad expansions are usage errors; the IR text stays the default format.
+        QCOMPARE(cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--format"),
+                      QStringLiteral("json"), QStringLiteral("--expand"), QStringLiteral("-1")})
+                     .exitCode,
+                 2);
+        QCOMPARE(cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--format"),
+                      QStringLiteral("svgz")})
+                     .exitCode,
+                 2);
+        QVERIFY(cli({QStringLiteral("graph"), fx("rich.pt")}).out.rfind("graph(", 0) == 0);
     }
 
     void runProfile() {

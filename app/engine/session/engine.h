@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "format.h"
+#include "graph_model.h"
 #include "model_info.h"
 #include "run_types.h"
 
@@ -56,6 +57,10 @@ public:
     Expected<std::string> graph(const std::string& modulePath, const std::string& method,
                                 bool inlined) const;
 
+    // The method's graph as a diagram sees it (graph_model.h); inlined: the inlined graph, with
+    // each node's module from its call stack.
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
+                                    bool inlined) const;
     Expected<RunResult> run(const RunRequest& request);
 
     // min/max/mean/std and NaN/Inf counts of the module's own parameters and buffers, computed on

@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "graph_builder.h"
 #include "probe.h"
 #include "stats.h"
 #include "torch_values.h"
@@ -705,6 +706,23 @@ Expected<std::string> Session::graph(const std::string& modulePath, const std::s
         return found.error();
     }
     return inlined ? inlinedGraph(*found) : found->graph()->toString();
+}
+
+Expected<GraphModel> Session::graphModel(const std::string& modulePath, const std::string& method,
+                                         bool inlined) const {
+    auto found = impl_->method(modulePath, method);
+    if (!found) {
+        return found.error();
+    }
+    try {
+        auto owner = findModule(*impl_->module, modulePath);
+        if (!owner) {
+            return owner.error();
+        }
+        return detail::buildGraphModel(*owner, modulePath, *found, inlined);
+    } catch (const std::exception& error) {
+        return errorFromException(error, ErrorKind::Internal);
+    }
 }
 
 Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& modulePath) const {

@@ -1,0 +1,180 @@
+#include "graph_model.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace scriptscope {
+
+namespace {
+
+// DOT identifiers and labels: quoted, with quotes, backslashes and newlines escaped.
+std::string quoted(const std::string& text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out + '"';
+}
+
+std::string withThousands(int64_t n) {
+    std::string digits = std::to_string(n);
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
+        digits.insert(static_cast<size_t>(i), ",");
+    }
+    return digits;
+}
+
+} // namespace
+
+VisibleGraph visibleGraph(const GraphModel& model,
+                          const std::function<bool(const GraphGroup&)>& expanded) {
+    VisibleGraph visible;
+    if (model.groups.empty()) {
+        return visible;
+    }
+    // Which item stands for each group: itself when its parent is open and it is closed; its
+    // nearest closed ancestor's item when an ancestor is closed; none (-1) when it is open.
+    const size_t groupCount = model.groups.size();
+    std::vector<int> representative(groupCount, -1);
+    std::vector<bool> open(groupCount, false);
+    std::vector<int> groupItem(groupCount, -1);
+    for (size_t g = 0; g < groupCount; ++g) { // parents come before children
+        const GraphGroup& group = model.groups[g];
+        const int parent = group.parent;
+        if (parent >= 0 && representative[static_cast<size_t>(parent)] >= 0) {
+            representative[g] = representative[static_cast<size_t>(parent)];
+            continue;
+        }
+        open[g] = parent < 0 || expanded(group);
+        if (!open[g]) {
+            representative[g] = static_cast<int>(g);
+        }
+    }
+    std::vector<int> nodeItem(model.nodes.size(), -1);
+    std::set<int> openWithContent;
+    for (const GraphNode& node : model.nodes) {
+        const int rep = representative[static_cast<size_t>(node.group)];
+        if (rep < 0) {
+            nodeItem[static_cast<size_t>(node.id)] = static_cast<int>(visible.items.size());
+            visible.items.push_back({false, node.id});
+            openWithContent.insert(node.group);
+            continue;
+        }
+        int& item = groupItem[static_cast<size_t>(rep)];
+        if (item < 0) {
+            item = static_cast<int>(visible.items.size());
+            visible.items.push_back({true, rep});
+            openWithContent.insert(model.groups[static_cast<size_t>(rep)].parent);
+        }
+        nodeItem[static_cast<size_t>(node.id)] = item;
+    }
+    // Every open group that holds something, and its open ancestors.
+    std::set<int> openGroups;
+    for (int g : openWithContent) {
+        for (; g >= 0 && !openGroups.count(g); g = model.groups[static_cast<size_t>(g)].parent) {
+            openGroups.insert(g);
+        }
+    }
+    visible.openGroups.assign(openGroups.begin(), openGroups.end());
+    // Edges between items; those inside one collapsed box vanish, duplicates merge.
+    std::set<std::tuple<int, int, int, int, std::string>> seen;
+    for (const GraphEdge& edge : model.edges) {
+        const int from = edge.from >= 0 ? nodeItem[static_cast<size_t>(edge.from)] : -1;
+        const int to = edge.to >= 0 ? nodeItem[static_cast<size_t>(edge.to)] : -1;
+        if (from >= 0 && from == to) {
+            continue;
+        }
+        const int fromInput = edge.from >= 0 ? -1 : edge.fromInput;
+        const int toOutput = edge.to >= 0 ? -1 : edge.toOutput;
+        if (!seen.insert({from, fromInput, to, toOutput, edge.value}).second) {
+            continue;
+        }
+        visible.edges.push_back({from, to, fromInput, toOutput, edge.value, edge.type});
+    }
+    return visible;
+}
+
+VisibleGraph visibleGraph(const GraphModel& model, int depth) {
+    return visibleGraph(model,
+                        [depth](const GraphGroup& g) { return depth < 0 || g.depth <= depth; });
+}
+
+std::string toDot(const GraphModel& model, const VisibleGraph& visible) {
+    std::ostringstream dot;
+    dot << "digraph "
+        << quoted(model.modulePath.empty() ? model.method : model.modulePath + "." + model.method)
+        << " {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white, "
+           "fontname=\"sans-serif\", fontsize=10];\n  edge [fontname=\"sans-serif\", "
+           "fontsize=8];\n";
+    // Items by the open group they are drawn in.
+    std::map<int, std::vector<size_t>> itemsIn;
+    for (size_t i = 0; i < visible.items.size(); ++i) {
+        const VisibleItem& item = visible.items[i];
+        const int group = item.isGroup ? model.groups[static_cast<size_t>(item.id)].parent
+                                       : model.nodes[static_cast<size_t>(item.id)].group;
+        itemsIn[group].push_back(i);
+    }
+    std::map<int, std::vector<int>> children;
+    for (const int g : visible.openGroups) {
+        children[model.groups[static_cast<size_t>(g)].parent].push_back(g);
+    }
+    auto itemLine = [&](size_t i, const std::string& indent) {
+        const VisibleItem& item = visible.items[i];
+        dot << indent << "i" << i << " [label=";
+        if (item.isGroup) {
+            const GraphGroup& g = model.groups[static_cast<size_t>(item.id)];
+            std::string label = g.label + "\n" + g.type;
+            if (g.parameters > 0) {
+                label += "\n" + withThousands(g.parameters) + " parameters";
+            }
+            dot << quoted(label) << ", fillcolor=\"#e8eef7\", penwidth=2";
+        } else {
+            const GraphNode& n = model.nodes[static_cast<size_t>(item.id)];
+            std::string label = n.kind;
+            for (const auto& a : n.attributes) {
+                label += "\n" + a.name + " " + a.value;
+            }
+            dot << quoted(label);
+        }
+        dot << "];\n";
+    };
+    std::function<void(int, const std::string&)> emitGroup = [&](int g, const std::string& indent) {
+        for (const size_t i : itemsIn[g]) {
+            itemLine(i, indent);
+        }
+        for (const int child : children[g]) {
+            const GraphGroup& c = model.groups[static_cast<size_t>(child)];
+            dot << indent << "subgraph cluster_" << child << " {\n"
+                << indent << "  label=" << quoted(c.label + (c.type.empty() ? "" : " · " + c.type))
+                << ";\n"
+                << indent << "  style=rounded;\n";
+            emitGroup(child, indent + "  ");
+            dot << indent << "}\n";
+        }
+    };
+    for (size_t i = 0; i < model.inputs.size(); ++i) {
+        dot << "  in" << i << " [label=" << quoted(model.inputs[i].name)
+            << ", shape=ellipse, fillcolor=\"#eeeeee\"];\n";
+    }
+    dot << "  out [label=\"output\", shape=ellipse, fillcolor=\"#eeeeee\"];\n";
+    emitGroup(0, "  ");
+    for (const VisibleEdge& e : visible.edges) {
+        dot << "  "
+            << (e.from >= 0 ? "i" + std::to_string(e.from) : "in" + std::to_string(e.fromInput))
+            << " -> " << (e.to >= 0 ? "i" + std::to_string(e.to) : std::string("out"))
+            << " [label=" << quoted(e.type) << "];\n";
+    }
+    dot << "}\n";
+    return dot.str();
+}
+
+} // namespace scriptscope

@@ -1,0 +1,392 @@
+// GraphModel from a TorchScript graph (see graph_model.h): module paths from the inlined call
+// stack, blocks as groups, constants and prim::GetAttr folded into the nodes that use them.
+#include "graph_builder.h"
+#include "torch_values.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/scope.h>
+#include <torch/csrc/jit/passes/inliner.h>
+
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+namespace scriptscope::detail {
+
+namespace {
+
+using torch::jit::Node;
+using torch::jit::Value;
+
+std::string shapeText(const at::Tensor& t) {
+    if (!t.defined()) {
+        return "undefined tensor";
+    }
+    std::string text;
+    for (int64_t i = 0; i < t.dim(); ++i) {
+        text += (i ? "x" : "") + std::to_string(t.size(i));
+    }
+    return (text.empty() ? std::string("scalar") : text) + " " + dtypeName(t.scalar_type());
+}
+
+// A value's text for an attribute, kept short: tensors by shape and dtype, others as Python
+// prints them.
+std::string ivalueText(const c10::IValue& value) {
+    if (value.isTensor()) {
+        return shapeText(value.toTensor());
+    }
+    if (value.isObject()) {
+        return value.type()->str();
+    }
+    return previewValue(value, 48);
+}
+
+// What prim::GetAttr chains from `self` resolve to: a module (for further GetAttr) or a value.
+struct Resolved {
+    bool known = false;
+    std::string path;   // dotted, from the method's module
+    c10::IValue object; // the attribute's value
+};
+
+std::string joinPath(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + "." + b;
+}
+
+// The module path a node was inlined from: the instance names of its call stack, without the
+// frames that have none and without SELF (a module calling its own method).
+std::string callStackPath(const Node* node) {
+    const auto stack = node->callstack();
+    if (!stack) {
+        return "";
+    }
+    std::string path;
+    for (const auto& entry : (*stack)->vec()) {
+        const auto& instance = std::get<torch::jit::kModuleInstanceInfo>(entry);
+        if (!instance) {
+            continue;
+        }
+        const std::string& name = instance->instance_name();
+        if (name.empty() || name == "SELF") {
+            continue;
+        }
+        path = joinPath(path, name);
+    }
+    return path;
+}
+
+class Builder {
+public:
+    Builder(const torch::jit::Module& owner, const std::string& ownerPath, GraphModel& model)
+        : owner_(owner)
+        , ownerPath_(ownerPath)
+        , model_(model) {}
+
+    void build(torch::jit::Graph& graph) {
+        std::istringstream text(graph.toString());
+        for (std::string line; std::getline(text, line);) {
+            irLines_.push_back(std::move(line));
+        }
+        GraphGroup root;
+        root.id = 0;
+        root.module = ownerPath_;
+        root.label = ownerPath_.empty() ? std::string("(root)") : ownerPath_;
+        root.type = owner_.type()->name() ? owner_.type()->name()->name() : owner_.type()->str();
+        root.parameters = parameterCount(ownerPath_);
+        model_.groups.push_back(root);
+        const auto inputs = graph.inputs();
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            Value* v = inputs[i];
+            if (i == 0 && v->type()->cast<c10::ClassType>() &&
+                v->type()->cast<c10::ClassType>()->is_module()) {
+                resolved_[v] = {true, "", owner_._ivalue()};
+                continue; // self: folded into the GetAttr it feeds
+            }
+            graphInputs_[v] = static_cast<int>(model_.inputs.size());
+            model_.inputs.push_back({v->debugName(), v->type()->str()});
+        }
+        walk(graph.block(), 0);
+        for (Value* v : graph.outputs()) {
+            const int output = static_cast<int>(model_.outputs.size());
+            model_.outputs.push_back({v->debugName(), v->type()->str()});
+            connect(v, -1, output, false);
+        }
+    }
+
+private:
+    int64_t parameterCount(const std::string& path) {
+        auto it = parameterCounts_.find(path);
+        if (it != parameterCounts_.end()) {
+            return it->second;
+        }
+        int64_t count = 0;
+        if (auto module = submodule(path)) {
+            for (const auto& p : module->parameters(/*recurse=*/true)) {
+                count += p.numel();
+            }
+        }
+        return parameterCounts_[path] = count;
+    }
+
+    std::optional<torch::jit::Module> submodule(const std::string& path) {
+        std::string relative = path;
+        if (!ownerPath_.empty()) {
+            if (path.compare(0, ownerPath_.size(), ownerPath_) != 0) {
+                return std::nullopt;
+            }
+            relative = path.substr(std::min(path.size(), ownerPath_.size() + 1));
+        }
+        torch::jit::Module module = owner_;
+        std::istringstream parts(relative);
+        for (std::string part; std::getline(parts, part, '.');) {
+            if (part.empty()) {
+                continue;
+            }
+            const auto child = module.attr(part, c10::IValue());
+            if (!child.isObject() || !child.toObject()->type()->is_module()) {
+                return std::nullopt;
+            }
+            module = torch::jit::Module(child.toObject());
+        }
+        return module;
+    }
+
+    std::string typeName(const std::string& path) {
+        if (auto module = submodule(path)) {
+            const auto& name = module->type()->name();
+            return name ? name->name() : module->type()->str();
+        }
+        return "";
+    }
+
+    // The group for a module path inside `blockGroup` (a block, or the root): nested module
+    // groups from the block's own module down to the path, made on first use.
+    int moduleGroup(int blockGroup, const std::string& path) {
+        const GraphGroup& base = model_.groups[static_cast<size_t>(blockGroup)];
+        std::string start = base.module;
+        if (path == start) {
+            return blockGroup;
+        }
+        std::string rest;
+        if (start.empty()) {
+            rest = path;
+        } else if (path.compare(0, start.size() + 1, start + ".") == 0) {
+            rest = path.substr(start.size() + 1);
+        } else {
+            rest = path; // outside the block's module (rare): under the block, full path
+            start.clear();
+        }
+        int group = blockGroup;
+        std::string current = start;
+        std::istringstream parts(rest);
+        for (std::string part; std::getline(parts, part, '.');) {
+            current = joinPath(current, part);
+            const auto key = std::make_pair(group, current);
+            auto it = moduleGroups_.find(key);
+            if (it == moduleGroups_.end()) {
+                GraphGroup g;
+                g.id = static_cast<int>(model_.groups.size());
+                g.parent = group;
+                g.kind = GraphGroup::Kind::Module;
+                g.module = current;
+                g.type = typeName(current);
+                g.label = part;
+                g.parameters = parameterCount(current);
+                g.depth = model_.groups[static_cast<size_t>(group)].depth + 1;
+                model_.groups.push_back(g);
+                it = moduleGroups_.emplace(key, g.id).first;
+            }
+            group = it->second;
+        }
+        return group;
+    }
+
+    int irLine(const Node* node) {
+        // The IR prints the nodes in this walk's order, one line each: the node's line is the
+        // next one that names its kind.
+        const std::string kind = node->kind().toQualString();
+        for (size_t i = irCursor_; i < irLines_.size(); ++i) {
+            const std::string& line = irLines_[i];
+            const auto at = line.find(kind);
+            if (at != std::string::npos && at + kind.size() <= line.size() &&
+                (at + kind.size() == line.size() || line[at + kind.size()] == '(' ||
+                 line[at + kind.size()] == '[')) {
+                irCursor_ = i + 1;
+                return static_cast<int>(i) + 1;
+            }
+        }
+        return 0;
+    }
+
+    // A folded value's text (a constant or a GetAttr result), or nullopt when it is drawn.
+    std::optional<std::string> folded(Value* v) {
+        const Node* producer = v->node();
+        if (producer->kind() == c10::prim::Constant) {
+            if (auto value = torch::jit::toIValue(v)) {
+                return ivalueText(*value);
+            }
+            return v->type()->str();
+        }
+        if (producer->kind() == c10::prim::GetAttr) {
+            const auto it = resolved_.find(v);
+            if (it != resolved_.end() && it->second.known) {
+                const auto& object = it->second.object;
+                if (object.isObject() && object.toObject()->type()->is_module()) {
+                    return "module " + joinPath(ownerPath_, it->second.path);
+                }
+                return ivalueText(object) + " (" + joinPath(ownerPath_, it->second.path) + ")";
+            }
+            return producer->s(c10::attr::name) + ": " + v->type()->str();
+        }
+        return std::nullopt;
+    }
+
+    void resolveGetAttr(const Node* node) {
+        const auto it = resolved_.find(node->input(0));
+        Resolved r;
+        if (it != resolved_.end() && it->second.known && it->second.object.isObject()) {
+            const auto& object = it->second.object.toObject();
+            const std::string name = node->s(c10::attr::name);
+            if (const auto slot = object->type()->findAttributeSlot(name)) {
+                r.known = true;
+                r.path = joinPath(it->second.path, name);
+                r.object = object->getSlot(*slot);
+            }
+        }
+        resolved_[node->output()] = r;
+    }
+
+    // An edge for a use of `v` by node `to` (or the graph output / a block's result).
+    void connect(Value* v, int to, int toOutput, bool intoBlock) {
+        GraphEdge edge;
+        edge.to = to;
+        edge.toOutput = toOutput;
+        edge.value = v->debugName();
+        edge.type = v->type()->str();
+        edge.intoBlock = intoBlock;
+        const auto input = graphInputs_.find(v);
+        if (input != graphInputs_.end()) {
+            edge.fromInput = input->second;
+        } else {
+            const auto producer = producers_.find(v);
+            if (producer == producers_.end()) {
+                return; // folded, or a block's parameter (a loop's counter): no edge
+            }
+            edge.from = producer->second;
+            if (edge.from == to) {
+                return;
+            }
+        }
+        model_.edges.push_back(std::move(edge));
+    }
+
+    void walk(torch::jit::Block* block, int blockGroup) {
+        for (Node* node : block->nodes()) {
+            const auto kind = node->kind();
+            if (kind == c10::prim::Constant) {
+                irLine(node);
+                continue;
+            }
+            if (kind == c10::prim::GetAttr) {
+                irLine(node);
+                resolveGetAttr(node);
+                continue;
+            }
+            GraphNode n;
+            n.id = static_cast<int>(model_.nodes.size());
+            n.kind = kind.toQualString();
+            // Without inlining there is no call stack: every node is the method's module's.
+            n.module = joinPath(ownerPath_, callStackPath(node));
+            n.group = moduleGroup(blockGroup, n.module);
+            n.irLine = irLine(node);
+            if (const auto* schema = node->maybeSchema()) {
+                std::ostringstream s;
+                s << *schema;
+                n.schema = s.str();
+            }
+            if (const auto where = node->sourceRange().file_line_col()) {
+                const auto& [file, line, column] = *where;
+                n.source = file + ":" + std::to_string(line);
+                n.sourceLine = static_cast<int>(line);
+                (void)column;
+            }
+            const auto* schema = node->maybeSchema();
+            for (size_t i = 0; i < node->inputs().size(); ++i) {
+                Value* v = node->inputs()[i];
+                const std::string name = schema && i < schema->arguments().size()
+                                             ? schema->arguments()[i].name()
+                                             : "input " + std::to_string(i);
+                if (auto text = folded(v)) {
+                    n.attributes.push_back({name, *text});
+                } else {
+                    n.inputs.push_back({v->debugName(), v->type()->str()});
+                }
+            }
+            for (Value* v : node->outputs()) {
+                n.outputs.push_back({v->debugName(), v->type()->str()});
+            }
+            const int id = n.id;
+            model_.nodes.push_back(std::move(n));
+            for (Value* v : node->inputs()) {
+                connect(v, id, -1, false);
+            }
+            for (Value* v : node->outputs()) {
+                producers_[v] = id;
+            }
+            // Blocks: one group each, under the node's group; their results flow into the node.
+            const auto blocks = node->blocks();
+            for (size_t b = 0; b < blocks.size(); ++b) {
+                GraphGroup g;
+                g.id = static_cast<int>(model_.groups.size());
+                g.parent = model_.nodes[static_cast<size_t>(id)].group;
+                g.kind = GraphGroup::Kind::Block;
+                g.module = model_.nodes[static_cast<size_t>(id)].module;
+                g.type = kind.toQualString();
+                g.owner = id;
+                // A block is as deep as its owner's group: expanding by depth counts modules.
+                g.depth = model_.groups[static_cast<size_t>(g.parent)].depth;
+                if (kind == c10::prim::If) {
+                    g.label = b == 0 ? "if: then" : "if: else";
+                } else if (kind == c10::prim::Loop) {
+                    g.label = "loop body";
+                } else {
+                    g.label = "block " + std::to_string(b);
+                }
+                model_.groups.push_back(g);
+                walk(blocks[b], g.id);
+                for (Value* result : blocks[b]->outputs()) {
+                    connect(result, id, -1, true);
+                }
+            }
+        }
+    }
+
+    const torch::jit::Module& owner_;
+    const std::string& ownerPath_;
+    GraphModel& model_;
+    std::unordered_map<const Value*, Resolved> resolved_;
+    std::unordered_map<const Value*, int> producers_;
+    std::unordered_map<const Value*, int> graphInputs_;
+    std::map<std::pair<int, std::string>, int> moduleGroups_;
+    std::map<std::string, int64_t> parameterCounts_;
+    std::vector<std::string> irLines_;
+    size_t irCursor_ = 0;
+};
+
+} // namespace
+
+GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
+                           const torch::jit::Method& method, bool inlined) {
+    auto graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
+    if (inlined) {
+        torch::jit::Inline(*graph);
+    }
+    GraphModel model;
+    model.modulePath = ownerPath;
+    model.method = method.name();
+    model.inlined = inlined;
+    Builder(owner, ownerPath, model).build(*graph);
+    return model;
+}
+
+} // namespace scriptscope::detail
