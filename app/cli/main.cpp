@@ -759,6 +759,20 @@ int commandTree(const Options& o) {
     return kExitOk;
 }
 
+// The command's text on stdout, or in the -o file.
+int printOrWrite(const Options& o, const std::string& text) {
+    if (o.output.empty()) {
+        std::cout << text;
+        return kExitOk;
+    }
+    std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
+    if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size())) ||
+        !file.flush()) {
+        return fail(o, Error{ErrorKind::File, "cannot write '" + o.output + "'"});
+    }
+    return kExitOk;
+}
+
 std::string groupRef(int id) {
     return "g" + std::to_string(id);
 }
@@ -853,19 +867,9 @@ int commandGraphDiagram(const Options& o) {
         return fail(o, graph.error());
     }
     const VisibleGraph visible = visibleGraph(*graph, depth);
-    const std::string text = o.graphFormat == "dot"
-                                 ? toDot(*graph, visible)
-                                 : graphJson(*graph, visible, o.expand).dump(1) + "\n";
-    if (o.output.empty()) {
-        std::cout << text;
-        return kExitOk;
-    }
-    std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
-    if (!file || !file.write(text.data(), static_cast<std::streamsize>(text.size())) ||
-        !file.flush()) {
-        return fail(o, Error{ErrorKind::File, "cannot write '" + o.output + "'"});
-    }
-    return kExitOk;
+    return printOrWrite(o, o.graphFormat == "dot"
+                               ? toDot(*graph, visible)
+                               : graphJson(*graph, visible, o.expand).dump(1) + "\n");
 }
 
 int commandCodeOrGraph(const Options& o) {
@@ -882,8 +886,7 @@ int commandCodeOrGraph(const Options& o) {
     if (!text) {
         return fail(o, text.error());
     }
-    std::cout << *text << "\n"; // Python's print() adds the newline
-    return kExitOk;
+    return printOrWrite(o, *text + "\n"); // Python's print() adds the newline
 }
 
 int commandRun(const Options& o) {

@@ -837,6 +837,10 @@ private Q_SLOTS:
                      .exitCode,
                  2);
         QVERIFY(cli({QStringLiteral("graph"), fx("rich.pt")}).out.rfind("graph(", 0) == 0);
+        const QString ir = dir.filePath(QStringLiteral("rich.ir"));
+        QCOMPARE(cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("-o"), ir}).exitCode,
+                 0);
+        QVERIFY(readText(ir.toStdString()).rfind("graph(", 0) == 0);
     }
 
     void runProfile() {
