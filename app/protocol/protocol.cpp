@@ -353,6 +353,143 @@ DeviceInfo deviceFromCbor(const QCborMap& m) {
     return d;
 }
 
+namespace {
+
+// Ports and attributes as flat [name, value, name, value, ...] arrays: a detector has thousands.
+QCborArray pairs(const std::vector<GraphPort>& ports) {
+    QCborArray a;
+    for (const auto& p : ports) {
+        a.append(text(p.name));
+        a.append(text(p.type));
+    }
+    return a;
+}
+
+QCborArray pairs(const std::vector<GraphAttribute>& attributes) {
+    QCborArray a;
+    for (const auto& p : attributes) {
+        a.append(text(p.name));
+        a.append(text(p.value));
+    }
+    return a;
+}
+
+template <typename T>
+std::vector<T> unpairs(const QCborArray& a) {
+    std::vector<T> out;
+    for (qsizetype i = 0; i + 1 < a.size(); i += 2) {
+        out.push_back({a.at(i).toString().toStdString(), a.at(i + 1).toString().toStdString()});
+    }
+    return out;
+}
+
+} // namespace
+
+QCborMap toCbor(const GraphModel& g) {
+    QCborMap m;
+    put(m, "module", text(g.modulePath));
+    put(m, "method", text(g.method));
+    put(m, "inlined", g.inlined);
+    put(m, "inputs", pairs(g.inputs));
+    put(m, "outputs", pairs(g.outputs));
+    QCborArray groups, nodes, edges;
+    for (const GraphGroup& x : g.groups) {
+        groups.append(QCborArray{x.parent, x.kind == GraphGroup::Kind::Block, text(x.module),
+                                 text(x.type), text(x.label), qint64(x.parameters), x.owner,
+                                 x.depth});
+    }
+    for (const GraphNode& n : g.nodes) {
+        nodes.append(QCborArray{text(n.kind), text(n.module), n.group, text(n.schema),
+                                text(n.source), n.sourceLine, n.irLine, pairs(n.attributes),
+                                pairs(n.inputs), pairs(n.outputs)});
+    }
+    for (const GraphEdge& e : g.edges) {
+        edges.append(QCborArray{e.from, e.fromInput, e.to, e.toOutput, text(e.value), text(e.type),
+                                e.intoBlock});
+    }
+    put(m, "groups", groups);
+    put(m, "nodes", nodes);
+    put(m, "edges", edges);
+    return m;
+}
+
+GraphModel graphModelFromCbor(const QCborMap& m) {
+    GraphModel g;
+    g.modulePath = text(m, "module");
+    g.method = text(m, "method");
+    g.inlined = boolean(m, "inlined");
+    g.inputs = unpairs<GraphPort>(array(m, "inputs"));
+    g.outputs = unpairs<GraphPort>(array(m, "outputs"));
+    const auto toInt = [](const QCborValue& v) { return static_cast<int>(v.toInteger()); };
+    for (const auto& v : array(m, "groups")) {
+        const QCborArray a = v.toArray();
+        GraphGroup x;
+        x.id = static_cast<int>(g.groups.size());
+        x.parent = toInt(a.at(0));
+        x.kind = a.at(1).toBool() ? GraphGroup::Kind::Block : GraphGroup::Kind::Module;
+        x.module = a.at(2).toString().toStdString();
+        x.type = a.at(3).toString().toStdString();
+        x.label = a.at(4).toString().toStdString();
+        x.parameters = a.at(5).toInteger();
+        x.owner = toInt(a.at(6));
+        x.depth = toInt(a.at(7));
+        g.groups.push_back(std::move(x));
+    }
+    const int groupCount = static_cast<int>(g.groups.size());
+    for (const auto& v : array(m, "nodes")) {
+        const QCborArray a = v.toArray();
+        GraphNode n;
+        n.id = static_cast<int>(g.nodes.size());
+        n.kind = a.at(0).toString().toStdString();
+        n.module = a.at(1).toString().toStdString();
+        n.group = toInt(a.at(2));
+        n.schema = a.at(3).toString().toStdString();
+        n.source = a.at(4).toString().toStdString();
+        n.sourceLine = toInt(a.at(5));
+        n.irLine = toInt(a.at(6));
+        n.attributes = unpairs<GraphAttribute>(a.at(7).toArray());
+        n.inputs = unpairs<GraphPort>(a.at(8).toArray());
+        n.outputs = unpairs<GraphPort>(a.at(9).toArray());
+        if (n.group < 0 || n.group >= groupCount) {
+            n.group = 0; // a damaged reply still gives a drawable graph
+        }
+        g.nodes.push_back(std::move(n));
+    }
+    const int nodeCount = static_cast<int>(g.nodes.size());
+    for (const auto& v : array(m, "edges")) {
+        const QCborArray a = v.toArray();
+        GraphEdge e;
+        e.from = toInt(a.at(0));
+        e.fromInput = toInt(a.at(1));
+        e.to = toInt(a.at(2));
+        e.toOutput = toInt(a.at(3));
+        e.value = a.at(4).toString().toStdString();
+        e.type = a.at(5).toString().toStdString();
+        e.intoBlock = a.at(6).toBool();
+        const bool fromOk =
+            e.from >= 0 ? e.from < nodeCount
+                        : e.fromInput >= 0 && e.fromInput < static_cast<int>(g.inputs.size());
+        const bool toOk = e.to >= 0
+                              ? e.to < nodeCount
+                              : e.toOutput >= 0 && e.toOutput < static_cast<int>(g.outputs.size());
+        if (!fromOk || !toOk) {
+            continue;
+        }
+        g.edges.push_back(std::move(e));
+    }
+    // Parents come before their children, as the engine builds them; anything else is dropped to
+    // the root so that walking up always ends.
+    for (GraphGroup& x : g.groups) {
+        if (x.parent >= x.id || (x.id > 0 && x.parent < 0)) {
+            x.parent = x.id == 0 ? -1 : 0;
+        }
+        if (x.id == 0) {
+            x.parent = -1;
+        }
+    }
+    return g;
+}
+
 QByteArray encode(const Message& message) {
     QCborMap map;
     put(map, "v", kVersion);

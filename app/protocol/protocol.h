@@ -7,6 +7,7 @@
 #pragma once
 
 #include <error.h>
+#include <graph_model.h>
 #include <model_info.h>
 #include <run_types.h>
 
@@ -19,7 +20,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
@@ -40,8 +41,12 @@ enum class MessageType {
     RunResult,   // RunResult
     Failure,     // Error
     Values,      // {values: [OutputValue...]}
+    // GUI -> worker
+    Diagram, // {module, method, inlined}: the graph as the diagram draws it
+    // worker -> GUI
+    DiagramModel, // GraphModel
 };
-constexpr MessageType kLastMessageType = MessageType::Values;
+constexpr MessageType kLastMessageType = MessageType::DiagramModel;
 
 struct Message {
     MessageType type = MessageType::Shutdown;
@@ -81,6 +86,7 @@ QCborMap toCbor(const RunResult& value);
 QCborMap toCbor(const Error& value);
 QCborMap toCbor(const OutputValue& value);
 QCborMap toCbor(const DeviceInfo& value);
+QCborMap toCbor(const GraphModel& value);
 
 ProbeResult probeResultFromCbor(const QCborMap& map);
 ModelInfo modelInfoFromCbor(const QCborMap& map);
@@ -89,6 +95,7 @@ RunResult runResultFromCbor(const QCborMap& map);
 Error errorFromCbor(const QCborMap& map);
 OutputValue outputFromCbor(const QCborMap& map);
 DeviceInfo deviceFromCbor(const QCborMap& map);
+GraphModel graphModelFromCbor(const QCborMap& map);
 
 // A message of the given type with a body, for brevity at call sites.
 Message make(MessageType type, quint64 id, QCborMap body = {});

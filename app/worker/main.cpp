@@ -86,6 +86,16 @@ public:
             }
             return true;
         }
+        case MessageType::Diagram: {
+            const auto graph = session_.graphModel(str("module"), str("method"),
+                                                   m.body.value(QLatin1String("inlined")).toBool());
+            if (graph) {
+                send(make(MessageType::DiagramModel, m.id, toCbor(*graph)));
+            } else {
+                fail(m.id, graph.error());
+            }
+            return true;
+        }
         case MessageType::Run: {
             progress(m.id, "running", str("method"));
             const auto result = session_.run(runRequestFromCbor(m.body));

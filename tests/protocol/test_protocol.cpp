@@ -228,6 +228,83 @@ private Q_SLOTS:
         QCOMPARE(r.output.children[0].preview, tensor.preview);
     }
 
+    void graphModelRoundTrips() {
+        GraphModel g;
+        g.modulePath = "layer1";
+        g.method = "forward";
+        g.inlined = true;
+        g.inputs = {{"x.1", "Tensor"}};
+        g.outputs = {{"y", "(Tensor, int)"}};
+        g.groups.push_back(
+            {0, -1, GraphGroup::Kind::Module, "layer1", "Sequential", "layer1", 1234, -1, 0});
+        g.groups.push_back(
+            {1, 0, GraphGroup::Kind::Block, "layer1", "prim::If", "if: then", 0, 1, 0});
+        GraphNode conv;
+        conv.id = 0;
+        conv.kind = "aten::conv2d";
+        conv.module = "layer1.0.conv1";
+        conv.schema = "aten::conv2d(Tensor input, Tensor weight, ...) -> Tensor";
+        conv.source = "code/__torch__/torch/nn/modules/conv.py:23";
+        conv.sourceLine = 23;
+        conv.irLine = 7;
+        conv.attributes = {{"weight", "64x3x7x7 float32 (layer1.0.conv1.weight)"}, {"groups", "1"}};
+        conv.inputs = {{"x.1", "Tensor"}};
+        conv.outputs = {{"input.3", "Tensor"}};
+        GraphNode branch;
+        branch.id = 1;
+        branch.kind = "prim::If";
+        branch.group = 0;
+        GraphNode inside;
+        inside.id = 2;
+        inside.kind = "aten::relu";
+        inside.group = 1;
+        g.nodes = {conv, branch, inside};
+        g.edges = {{-1, 0, 0, -1, "x.1", "Tensor", false},
+                   {0, -1, 2, -1, "input.3", "Tensor", false},
+                   {2, -1, 1, -1, "r", "Tensor", true},
+                   {1, -1, -1, 0, "y", "(Tensor, int)", false}};
+        const GraphModel back =
+            graphModelFromCbor(roundTrip(make(MessageType::DiagramModel, 3, toCbor(g))).body);
+        QCOMPARE(back.modulePath, g.modulePath);
+        QVERIFY(back.inlined);
+        QCOMPARE(back.inputs.at(0).name, std::string("x.1"));
+        QCOMPARE(back.outputs.at(0).type, std::string("(Tensor, int)"));
+        QCOMPARE(back.groups.size(), size_t(2));
+        QCOMPARE(back.groups[1].kind, GraphGroup::Kind::Block);
+        QCOMPARE(back.groups[1].owner, 1);
+        QCOMPARE(back.groups[0].parameters, int64_t(1234));
+        QCOMPARE(back.nodes.size(), size_t(3));
+        QCOMPARE(back.nodes[0].attributes.at(0).value, conv.attributes[0].value);
+        QCOMPARE(back.nodes[0].irLine, 7);
+        QCOMPARE(back.nodes[0].sourceLine, 23);
+        QCOMPARE(back.nodes[2].group, 1);
+        QCOMPARE(back.edges.size(), size_t(4));
+        QCOMPARE(back.edges[0].fromInput, 0);
+        QVERIFY(back.edges[2].intoBlock);
+        QCOMPARE(back.edges[3].toOutput, 0);
+        // Damaged references are dropped or put under the root, never followed.
+        QCborMap damaged = toCbor(g);
+        QCborArray edges = damaged.value(QLatin1String("edges")).toArray();
+        edges.append(QCborArray{7, -1, 0, -1, QStringLiteral("v"), QStringLiteral("T"), false});
+        edges.append(QCborArray{-1, 5, 0, -1, QStringLiteral("v"), QStringLiteral("T"), false});
+        damaged.insert(QLatin1String("edges"), edges);
+        QCborArray nodes = damaged.value(QLatin1String("nodes")).toArray();
+        QCborArray bad = nodes.at(0).toArray();
+        bad[2] = 99;
+        nodes.append(bad);
+        damaged.insert(QLatin1String("nodes"), nodes);
+        QCborArray groups = damaged.value(QLatin1String("groups")).toArray();
+        QCborArray loop = groups.at(1).toArray();
+        loop[0] = 5; // a parent after the group itself
+        groups.append(loop);
+        damaged.insert(QLatin1String("groups"), groups);
+        const GraphModel safe = graphModelFromCbor(damaged);
+        QCOMPARE(safe.edges.size(), size_t(4));
+        QCOMPARE(safe.nodes.back().group, 0);
+        QCOMPARE(safe.groups.back().parent, 0);
+        QCOMPARE(visibleGraph(safe, -1).items.size(), size_t(4));
+    }
+
     void nestedInputSpecRoundTrips() {
         // A list of a dict of a tuple, with images that carry their own options, an empty list and
         // a key that is not ASCII.

@@ -159,6 +159,33 @@ private Q_SLOTS:
         }
     }
 
+    void buildsTheDiagram() {
+        WorkerHarness worker;
+        QCOMPARE(worker.request(make(MessageType::Load, 1, pathBody(fixture("wrap_rnn.pt")))).type,
+                 MessageType::ModelInfo);
+        QCborMap request;
+        request.insert(QLatin1String("module"), QString());
+        request.insert(QLatin1String("method"), QStringLiteral("forward"));
+        request.insert(QLatin1String("inlined"), true);
+        const Message reply = worker.request(make(MessageType::Diagram, 2, request));
+        QCOMPARE(reply.type, MessageType::DiagramModel);
+        const GraphModel graph = graphModelFromCbor(reply.body);
+        const auto expected = nlohmann::json::parse(
+            scriptscope::test::readText(fixture("wrap_rnn.expected.json")))["inlined_nodes"];
+        QCOMPARE(graph.nodes.size(), expected.size());
+        for (size_t i = 0; i < graph.nodes.size(); ++i) {
+            QCOMPARE(graph.nodes[i].kind, expected[i][0].get<std::string>());
+            QCOMPARE(graph.nodes[i].module, expected[i][1].get<std::string>());
+        }
+        // A method that is not there is a failure reply, and the worker goes on.
+        request.insert(QLatin1String("method"), QStringLiteral("nope"));
+        QCOMPARE(worker.request(make(MessageType::Diagram, 3, request)).type, MessageType::Failure);
+        request.insert(QLatin1String("method"), QStringLiteral("forward"));
+        request.insert(QLatin1String("inlined"), false);
+        QCOMPARE(worker.request(make(MessageType::Diagram, 4, request)).type,
+                 MessageType::DiagramModel);
+    }
+
     void errorsAreReplies() {
         WorkerHarness worker;
         const Message missing =

@@ -208,6 +208,15 @@ quint64 WorkerClient::graph(const QString& modulePath, const QString& method, bo
                 QStringLiteral("printing the graph of %1").arg(method));
 }
 
+quint64 WorkerClient::diagram(const QString& modulePath, const QString& method, bool inlined) {
+    QCborMap body;
+    body.insert(QLatin1String("module"), modulePath);
+    body.insert(QLatin1String("method"), method);
+    body.insert(QLatin1String("inlined"), inlined);
+    return send(MessageType::Diagram, body, loadTimeoutMs_,
+                QStringLiteral("building the diagram of %1").arg(method));
+}
+
 quint64 WorkerClient::statistics(const QString& modulePath) {
     QCborMap body;
     body.insert(QLatin1String("module"), modulePath);
@@ -292,6 +301,12 @@ void WorkerClient::onReadyRead() {
             const auto result = runResultFromCbor(m.body);
             finishPending();
             Q_EMIT runFinished(m.id, result);
+            break;
+        }
+        case MessageType::DiagramModel: {
+            const auto graph = graphModelFromCbor(m.body);
+            finishPending();
+            Q_EMIT diagramReady(m.id, graph);
             break;
         }
         case MessageType::Values: {

@@ -47,6 +47,8 @@ public:
     quint64 probe(const QString& path);
     quint64 code(const QString& modulePath, const QString& method);
     quint64 graph(const QString& modulePath, const QString& method, bool inlined);
+    // The graph as the diagram draws it (GraphModel), built once per request.
+    quint64 diagram(const QString& modulePath, const QString& method, bool inlined);
     quint64 run(const RunRequest& request);
     // Statistics of a module's parameters and buffers (they read every value, so only on request).
     quint64 statistics(const QString& modulePath);
@@ -63,6 +65,7 @@ Q_SIGNALS:
     void loaded(quint64 id, const scriptscope::ModelInfo& info);
     void probed(quint64 id, const scriptscope::ProbeResult& result);
     void textReady(quint64 id, const QString& text);
+    void diagramReady(quint64 id, const scriptscope::GraphModel& graph);
     void runFinished(quint64 id, const scriptscope::RunResult& result);
     void failed(quint64 id, const scriptscope::Error& error);
     void statisticsReady(quint64 id, const std::vector<scriptscope::OutputValue>& values);
