@@ -120,6 +120,7 @@ struct Options {
     bool inlined = false;
     std::string graphFormat = "text"; // graph: text (the IR), json or dot
     std::string expand = "0";         // graph: all, or the depth down to which groups are open
+    int expandDepth = 0;              // expand parsed by checkCommand: -1 for all
     RunRequest run;
     std::vector<std::string> inputSpecs;
     // warp
@@ -235,7 +236,7 @@ void checkCommand(Options& o) {
         throw UsageError{"warp needs either --matrix FILE or --corners x0,y0,...,x3,y3"};
     }
     if (o.command == "graph") {
-        expandDepth(o.expand);
+        o.expandDepth = expandDepth(o.expand);
     }
 }
 
@@ -856,7 +857,6 @@ nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
 }
 
 int commandGraphDiagram(const Options& o) {
-    const int depth = expandDepth(o.expand);
     Session session;
     auto model = loadModel(session, o, false);
     if (!model) {
@@ -866,7 +866,7 @@ int commandGraphDiagram(const Options& o) {
     if (!graph) {
         return fail(o, graph.error());
     }
-    const VisibleGraph visible = visibleGraph(*graph, depth);
+    const VisibleGraph visible = visibleGraph(*graph, o.expandDepth);
     return printOrWrite(o, o.graphFormat == "dot"
                                ? toDot(*graph, visible)
                                : graphJson(*graph, visible, o.expand).dump(1) + "\n");

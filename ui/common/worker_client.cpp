@@ -191,29 +191,36 @@ quint64 WorkerClient::probe(const QString& path) {
     return send(MessageType::Probe, body, loadTimeoutMs_, QStringLiteral("reading '%1'").arg(path));
 }
 
-quint64 WorkerClient::code(const QString& modulePath, const QString& method) {
+namespace {
+
+// The body of the requests about one method: Code, Graph and Diagram.
+QCborMap methodBody(const QString& modulePath, const QString& method) {
     QCborMap body;
     body.insert(QLatin1String("module"), modulePath);
     body.insert(QLatin1String("method"), method);
-    return send(MessageType::Code, body, loadTimeoutMs_,
+    return body;
+}
+
+QCborMap methodBody(const QString& modulePath, const QString& method, bool inlined) {
+    QCborMap body = methodBody(modulePath, method);
+    body.insert(QLatin1String("inlined"), inlined);
+    return body;
+}
+
+} // namespace
+
+quint64 WorkerClient::code(const QString& modulePath, const QString& method) {
+    return send(MessageType::Code, methodBody(modulePath, method), loadTimeoutMs_,
                 QStringLiteral("printing the code of %1").arg(method));
 }
 
 quint64 WorkerClient::graph(const QString& modulePath, const QString& method, bool inlined) {
-    QCborMap body;
-    body.insert(QLatin1String("module"), modulePath);
-    body.insert(QLatin1String("method"), method);
-    body.insert(QLatin1String("inlined"), inlined);
-    return send(MessageType::Graph, body, loadTimeoutMs_,
+    return send(MessageType::Graph, methodBody(modulePath, method, inlined), loadTimeoutMs_,
                 QStringLiteral("printing the graph of %1").arg(method));
 }
 
 quint64 WorkerClient::diagram(const QString& modulePath, const QString& method, bool inlined) {
-    QCborMap body;
-    body.insert(QLatin1String("module"), modulePath);
-    body.insert(QLatin1String("method"), method);
-    body.insert(QLatin1String("inlined"), inlined);
-    return send(MessageType::Diagram, body, loadTimeoutMs_,
+    return send(MessageType::Diagram, methodBody(modulePath, method, inlined), loadTimeoutMs_,
                 QStringLiteral("building the diagram of %1").arg(method));
 }
 

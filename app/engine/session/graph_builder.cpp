@@ -75,12 +75,21 @@ std::string callStackPath(const Node* node) {
     return path;
 }
 
+struct ModuleFacts {
+    std::string type; // "BasicBlock"
+    int64_t parameters = 0;
+};
+
 class Builder {
 public:
     Builder(const torch::jit::Module& owner, const std::string& ownerPath, GraphModel& model)
         : owner_(owner)
         , ownerPath_(ownerPath)
-        , model_(model) {}
+        , model_(model) {
+        for (const auto& entry : owner_.named_modules()) {
+            modules_.emplace(joinPath(ownerPath_, entry.name), entry.value);
+        }
+    }
 
     void build(torch::jit::Graph& graph) {
         std::istringstream text(graph.toString());
@@ -91,8 +100,8 @@ public:
         root.id = 0;
         root.module = ownerPath_;
         root.label = ownerPath_.empty() ? std::string("(root)") : ownerPath_;
-        root.type = owner_.type()->name() ? owner_.type()->name()->name() : owner_.type()->str();
-        root.parameters = parameterCount(ownerPath_);
+        root.type = facts(ownerPath_).type;
+        root.parameters = facts(ownerPath_).parameters;
         model_.groups.push_back(root);
         const auto inputs = graph.inputs();
         for (size_t i = 0; i < inputs.size(); ++i) {
@@ -114,49 +123,23 @@ public:
     }
 
 private:
-    int64_t parameterCount(const std::string& path) {
-        auto it = parameterCounts_.find(path);
-        if (it != parameterCounts_.end()) {
+    // The type and parameter count (its submodules' included) of the module at a dotted path, as
+    // named_modules() names it; computed once per path.
+    const ModuleFacts& facts(const std::string& path) {
+        auto it = facts_.find(path);
+        if (it != facts_.end()) {
             return it->second;
         }
-        int64_t count = 0;
-        if (auto module = submodule(path)) {
-            for (const auto& p : module->parameters(/*recurse=*/true)) {
-                count += p.numel();
+        ModuleFacts f;
+        const auto module = modules_.find(path);
+        if (module != modules_.end()) {
+            const auto& name = module->second.type()->name();
+            f.type = name ? name->name() : module->second.type()->str();
+            for (const auto& p : module->second.parameters(/*recurse=*/true)) {
+                f.parameters += p.numel();
             }
         }
-        return parameterCounts_[path] = count;
-    }
-
-    std::optional<torch::jit::Module> submodule(const std::string& path) {
-        std::string relative = path;
-        if (!ownerPath_.empty()) {
-            if (path.compare(0, ownerPath_.size(), ownerPath_) != 0) {
-                return std::nullopt;
-            }
-            relative = path.substr(std::min(path.size(), ownerPath_.size() + 1));
-        }
-        torch::jit::Module module = owner_;
-        std::istringstream parts(relative);
-        for (std::string part; std::getline(parts, part, '.');) {
-            if (part.empty()) {
-                continue;
-            }
-            const auto child = module.attr(part, c10::IValue());
-            if (!child.isObject() || !child.toObject()->type()->is_module()) {
-                return std::nullopt;
-            }
-            module = torch::jit::Module(child.toObject());
-        }
-        return module;
-    }
-
-    std::string typeName(const std::string& path) {
-        if (auto module = submodule(path)) {
-            const auto& name = module->type()->name();
-            return name ? name->name() : module->type()->str();
-        }
-        return "";
+        return facts_.emplace(path, std::move(f)).first->second;
     }
 
     // The group for a module path inside `blockGroup` (a block, or the root): nested module
@@ -189,9 +172,9 @@ private:
                 g.parent = group;
                 g.kind = GraphGroup::Kind::Module;
                 g.module = current;
-                g.type = typeName(current);
+                g.type = facts(current).type;
                 g.label = part;
-                g.parameters = parameterCount(current);
+                g.parameters = facts(current).parameters;
                 g.depth = model_.groups[static_cast<size_t>(group)].depth + 1;
                 model_.groups.push_back(g);
                 it = moduleGroups_.emplace(key, g.id).first;
@@ -299,18 +282,16 @@ private:
             n.module = joinPath(ownerPath_, callStackPath(node));
             n.group = moduleGroup(blockGroup, n.module);
             n.irLine = irLine(node);
-            if (const auto* schema = node->maybeSchema()) {
-                std::ostringstream s;
-                s << *schema;
-                n.schema = s.str();
+            const auto* schema = node->maybeSchema();
+            if (schema) {
+                std::ostringstream text;
+                text << *schema;
+                n.schema = text.str();
             }
             if (const auto where = node->sourceRange().file_line_col()) {
-                const auto& [file, line, column] = *where;
-                n.source = file + ":" + std::to_string(line);
-                n.sourceLine = static_cast<int>(line);
-                (void)column;
+                n.sourceLine = static_cast<int>(std::get<1>(*where));
+                n.source = std::get<0>(*where) + ":" + std::to_string(n.sourceLine);
             }
-            const auto* schema = node->maybeSchema();
             for (size_t i = 0; i < node->inputs().size(); ++i) {
                 Value* v = node->inputs()[i];
                 const std::string name = schema && i < schema->arguments().size()
@@ -368,7 +349,8 @@ private:
     std::unordered_map<const Value*, int> producers_;
     std::unordered_map<const Value*, int> graphInputs_;
     std::map<std::pair<int, std::string>, int> moduleGroups_;
-    std::map<std::string, int64_t> parameterCounts_;
+    std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
+    std::map<std::string, ModuleFacts> facts_;
     std::vector<std::string> irLines_;
     size_t irCursor_ = 0;
 };
