@@ -52,9 +52,17 @@ scriptscope_require(ZLIB_FOUND "zlib" "zlib1g-dev" "")
 
 find_package(Threads REQUIRED)
 
-# Qt: Core and Network for the worker and its protocol (the GUI adds Widgets), Test for the tests.
-find_package(Qt6 QUIET COMPONENTS Core Network Widgets PrintSupport)
-scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network, Widgets, PrintSupport)" "qt6-base-dev" "")
+# Qt: Core and Network for the worker and its protocol (the GUI adds Widgets, and Concurrent for
+# the diagram's layout thread), Test for the tests.
+find_package(Qt6 QUIET COMPONENTS Core Network Widgets PrintSupport Concurrent)
+scriptscope_require(Qt6_FOUND "Qt 6 (Core, Network, Widgets, PrintSupport, Concurrent)" "qt6-base-dev" "")
+
+# Graphviz's dot lays out the diagram, in the scriptscope-layout process (app/layout).
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+    pkg_check_modules(GRAPHVIZ QUIET IMPORTED_TARGET libgvc libcgraph)
+endif()
+scriptscope_require(GRAPHVIZ_FOUND "Graphviz (libgvc, libcgraph)" "libgraphviz-dev" "")
 
 # QCustomPlot for the timing plots; its imported target needs Qt6::PrintSupport found first.
 find_package(QCustomPlotQt6 QUIET)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
     build-essential cmake ccache pkg-config file clang libclang-rt-14-dev
     libtorch-dev libopencv-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-    qt6-base-dev libqcustomplot-dev
+    qt6-base-dev libqcustomplot-dev libgraphviz-dev
     lintian desktop-file-utils appstream librsvg2-bin libxml2-utils
     python3-torch python3-torchvision python3-numpy python3-opencv
 )

@@ -3,6 +3,7 @@
 
 #include <engine.h>
 #include <format.h>
+#include <graph_layout.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
@@ -75,7 +76,10 @@ prim::GetAttr folded into the nodes that use them, as attributes), the values be
 groups: one per module instance (from the inlined call stack; the module is the dotted path of
 named_modules(), "" for the root) and one per block of prim::If and prim::Loop. --expand N shows
 the contents of groups down to depth N (the root is 0, its children 1; default 0: the root's
-children as boxes); --expand all shows every node. dot is Graphviz's language (render it with dot -Tsvg).)";
+children as boxes; blocks are one deeper than their owner); --expand all shows every node. dot is
+Graphviz's language (render it with dot -Tsvg). svg is the diagram as the GUI draws it: each open
+group laid out on its own by Graphviz (--layout graphviz, in a separate process under
+--layout-timeout) or by the simple layered layout (--layout simple).)";
 
 const char* const kRunFooter = R"(Runs a method (after the warm-up runs) and times each iteration.
 
@@ -121,6 +125,8 @@ struct Options {
     std::string graphFormat = "text"; // graph: text (the IR), json or dot
     std::string expand = "0";         // graph: all, or the depth down to which groups are open
     int expandDepth = 0;              // expand parsed by checkCommand: -1 for all
+    std::string layout = "graphviz";  // graph --format svg: graphviz or simple
+    double layoutTimeout = 30;        // graph --format svg: Graphviz's time per nesting level
     RunRequest run;
     std::vector<std::string> inputSpecs;
     // warp
@@ -328,12 +334,25 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     moduleOption(graph);
     methodOption(graph);
     graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
-    graph->add_option("--format", o.graphFormat, "text (the IR), or the diagram as json or dot")
-        ->check(CLI::IsMember({"text", "json", "dot"}))
+    graph
+        ->add_option("--format", o.graphFormat,
+                     "text (the IR), or the diagram as json, dot or svg (laid out)")
+        ->check(CLI::IsMember({"text", "json", "dot", "svg"}))
         ->type_name("FORMAT")
         ->capture_default_str();
-    graph->add_option("--expand", o.expand, "json/dot: all, or the depth of groups shown open")
+    graph->add_option("--expand", o.expand, "json/dot/svg: all, or the depth of groups shown open")
         ->type_name("all|DEPTH")
+        ->capture_default_str();
+    graph
+        ->add_option("--layout", o.layout,
+                     "svg: graphviz (dot, in its own process; what it cannot lay out within "
+                     "--layout-timeout falls back to simple), or simple (layered, fast)")
+        ->check(CLI::IsMember({"graphviz", "simple"}))
+        ->capture_default_str();
+    graph
+        ->add_option("--layout-timeout", o.layoutTimeout,
+                     "svg: seconds Graphviz may take per nesting level")
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     graph->add_option("-o,--output", o.output, "Write to this file instead of printing")
         ->type_name("FILE");
@@ -816,6 +835,7 @@ nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
                          {"group", groupRef(n.group)},
                          {"schema", n.schema},
                          {"source", n.source},
+                         {"source_text", n.sourceText},
                          {"ir_line", n.irLine},
                          {"attributes", attributes},
                          {"inputs", portsJson(n.inputs)},
@@ -867,6 +887,20 @@ int commandGraphDiagram(const Options& o) {
         return fail(o, graph.error());
     }
     const VisibleGraph visible = visibleGraph(*graph, o.expandDepth);
+    if (o.graphFormat == "svg") {
+        std::vector<std::string> notes;
+        GraphvizOptions graphviz;
+        graphviz.program = findLayoutProgram();
+        graphviz.timeoutSeconds = o.layoutTimeout;
+        LayoutCache cache;
+        const DiagramLayout layout = layoutDiagram(
+            *graph, visible, cache,
+            o.layout == "simple" ? layeredEngine() : graphvizEngine(graphviz, &notes));
+        for (const std::string& note : notes) {
+            std::cerr << "scriptscope-cli: " << note << "\n";
+        }
+        return printOrWrite(o, toSvg(*graph, visible, layout));
+    }
     return printOrWrite(o, o.graphFormat == "dot"
                                ? toDot(*graph, visible)
                                : graphJson(*graph, visible, o.expand).dump(1) + "\n");

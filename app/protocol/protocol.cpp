@@ -401,7 +401,7 @@ QCborMap toCbor(const GraphModel& g) {
     for (const GraphNode& n : g.nodes) {
         nodes.append(QCborArray{text(n.kind), text(n.module), n.group, text(n.schema),
                                 text(n.source), n.sourceLine, n.irLine, pairs(n.attributes),
-                                pairs(n.inputs), pairs(n.outputs)});
+                                pairs(n.inputs), pairs(n.outputs), text(n.sourceText)});
     }
     for (const GraphEdge& e : g.edges) {
         edges.append(QCborArray{e.from, e.fromInput, e.to, e.toOutput, text(e.value), text(e.type),
@@ -450,6 +450,7 @@ GraphModel graphModelFromCbor(const QCborMap& m) {
         n.attributes = unpairs<GraphAttribute>(a.at(7).toArray());
         n.inputs = unpairs<GraphPort>(a.at(8).toArray());
         n.outputs = unpairs<GraphPort>(a.at(9).toArray());
+        n.sourceText = a.at(10).toString().toStdString();
         if (n.group < 0 || n.group >= groupCount) {
             n.group = 0; // a damaged reply still gives a drawable graph
         }

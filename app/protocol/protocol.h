@@ -20,7 +20,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 2;
+constexpr int kVersion = 3;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {

@@ -5,6 +5,7 @@
 #include "archive_view.h"
 #include "code_view.h"
 #include "details_view.h"
+#include "graph_diagram.h"
 #include "module_tree_model.h"
 #include "worker_client.h"
 
@@ -18,9 +19,11 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSettings>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTextBlock>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -148,6 +151,7 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     auto* graphLayout = new QVBoxLayout(graphPage);
     graphMethod_ = new QComboBox(graphPage);
     inlined_ = new QCheckBox(tr("Inlined graph of forward (whole model)"), graphPage);
+    inlined_->setObjectName(QStringLiteral("inlinedGraph"));
     graph_ = new CodeView(CodeHighlighter::Language::GraphIr, graphPage);
     graph_->setObjectName(QStringLiteral("graph"));
     auto* graphBar = new QHBoxLayout;
@@ -164,8 +168,32 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     });
     wrap->setChecked(QSettings().value(QStringLiteral("view/wrapGraph"), false).toBool());
     graphLayout->addLayout(graphBar);
-    graphLayout->addWidget(graph_);
+    // The IR text and, beside it, the same graph drawn; selecting in one shows the place in the
+    // other.
+    graphSplitter_ = new QSplitter(Qt::Horizontal, graphPage);
+    graphSplitter_->setObjectName(QStringLiteral("graphSplitter"));
+    graphSplitter_->addWidget(graph_);
+    diagram_ = new GraphDiagram(graphSplitter_);
+    diagram_->setObjectName(QStringLiteral("diagram"));
+    graphSplitter_->addWidget(diagram_);
+    graphSplitter_->setStretchFactor(0, 2);
+    graphSplitter_->setStretchFactor(1, 3);
+    graphSplitter_->setSizes({420, 580});
+    graphLayout->addWidget(graphSplitter_, 1);
     tabs_->addTab(graphPage, tr("&Graph"));
+    graphPage_ = graphPage;
+    connect(tabs_, &QTabWidget::currentChanged, this, [this, graphPage](int) {
+        if (tabs_->currentWidget() == graphPage) {
+            showGraph();
+        }
+    });
+    connect(diagram_, &GraphDiagram::nodeSelected, this,
+            [this](int node) { showNodeInText(node); });
+    connect(graph_->editor(), &QPlainTextEdit::cursorPositionChanged, this, [this] {
+        if (!syncingText_) {
+            selectNodeAtTextLine(graph_->editor()->textCursor().blockNumber() + 1);
+        }
+    });
     connect(graphMethod_, &QComboBox::currentIndexChanged, this, [this]() { showGraph(); });
     connect(inlined_, &QCheckBox::toggled, this, [this]() { showGraph(); });
     // Archive
@@ -191,6 +219,15 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
             }
         }
     });
+    connect(worker_, &WorkerClient::diagramReady, this,
+            [this](quint64 id, const GraphModel& graph) {
+                if (id != diagramRequest_) {
+                    return; // for a graph no longer shown
+                }
+                diagramRequest_ = 0;
+                diagrams_[diagramKey_] = graph;
+                showDiagramFor(diagramKey_);
+            });
     connect(worker_, &WorkerClient::statisticsReady, this,
             [this](quint64 id, const std::vector<OutputValue>& values) {
                 if (id == statisticsRequest_) {
@@ -198,6 +235,12 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
                 }
             });
     connect(worker_, &WorkerClient::failed, this, [this](quint64 id, const Error& error) {
+        if (id != 0 && id == diagramRequest_) {
+            diagramRequest_ = 0;
+            diagram_->showMessage(tr("The diagram could not be built: %1")
+                                      .arg(QString::fromStdString(error.message)));
+            return;
+        }
         if (id != 0 && (id == graphRequest_ || id == statisticsRequest_)) {
             if (id == graphRequest_) {
                 graphRequest_ = 0; // asking again may work (the next worker loads the model first)
@@ -221,6 +264,10 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     model_ = info;
     inlinedGraph_.clear();
     graphRequest_ = 0;
+    diagrams_.clear(); // built from the previous load: a reload may have changed the graph
+    diagramRequest_ = 0;
+    diagramKey_.clear();
+    diagramShown_.clear();
     treeModel_->setModel(info);
     tree_->expandToDepth(1);
     archive_->setProbe(info.probe);
@@ -276,6 +323,7 @@ void ModelWorkspace::setRecentFiles(const QStringList& paths) {
 
 void ModelWorkspace::setProfile(const RunProfile& profile) {
     treeModel_->setProfile(profile);
+    diagram_->setProfile(profile);
     tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
 }
 
@@ -364,6 +412,7 @@ void ModelWorkspace::showCode() {
 
 void ModelWorkspace::showGraph() {
     graphMethod_->setEnabled(!inlined_->isChecked());
+    const QScopedValueRollback<bool> syncing(syncingText_, true);
     if (inlined_->isChecked()) {
         // The whole model's graph does not depend on the selected module: print it once per model.
         if (!inlinedGraph_.isEmpty()) {
@@ -374,15 +423,106 @@ void ModelWorkspace::showGraph() {
                 graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
             }
         }
+        showDiagramFor(QStringLiteral("\n") + QStringLiteral("forward"));
         return;
     }
     const ModuleInfo* m = selectedModule();
     const int index = graphMethod_->currentIndex();
     if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
         graph_->setText({});
+        diagram_->showMessage(tr("No method selected"));
+        diagramShown_.clear();
         return;
     }
     graph_->setText(q(m->methods[static_cast<size_t>(index)].graph));
+    showDiagramFor(q(m->path) + QStringLiteral("/") +
+                   q(m->methods[static_cast<size_t>(index)].name));
+}
+
+// key: "PATH/METHOD" for a module's method, "\nforward" for the inlined forward.
+void ModelWorkspace::showDiagramFor(const QString& key) {
+    if (tabs_->currentWidget() != graphPage_) {
+        return; // built when the Graph tab is shown
+    }
+    if (key == diagramShown_ && diagram_->hasGraph()) {
+        return;
+    }
+    const auto it = diagrams_.find(key);
+    if (it != diagrams_.end()) {
+        diagramShown_ = key;
+        diagram_->setGraph(it->second);
+        nodeOfIrLine_.clear();
+        for (const GraphNode& n : it->second.nodes) {
+            if (n.irLine > 0) {
+                nodeOfIrLine_.emplace(n.irLine, n.id);
+            }
+        }
+        return;
+    }
+    diagramShown_.clear();
+    nodeOfIrLine_.clear();
+    diagram_->showMessage(tr("Building the diagram…"));
+    if (diagramRequest_ != 0 && diagramKey_ == key) {
+        return; // asked already
+    }
+    diagramKey_ = key;
+    const bool inlined = key.startsWith(QLatin1Char('\n'));
+    const QString path = inlined ? QString() : key.section(QLatin1Char('/'), 0, -2);
+    const QString method = inlined ? key.mid(1) : key.section(QLatin1Char('/'), -1);
+    diagramRequest_ = worker_->diagram(path, method, inlined);
+}
+
+void ModelWorkspace::showNodeInText(int node) {
+    if (node < 0 || !diagram_->hasGraph() ||
+        node >= static_cast<int>(diagram_->graph().nodes.size())) {
+        return;
+    }
+    const GraphNode& n = diagram_->graph().nodes[static_cast<size_t>(node)];
+    const QScopedValueRollback<bool> syncing(syncingText_, true);
+    if (n.irLine > 0) {
+        QPlainTextEdit* editor = graph_->editor();
+        const QTextBlock block = editor->document()->findBlockByNumber(n.irLine - 1);
+        if (block.isValid()) {
+            QTextCursor cursor(block);
+            cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+            editor->setTextCursor(cursor);
+            editor->centerCursor();
+        }
+    }
+    // The .code view: the line that made the node, where the code shown has it.
+    if (!n.sourceText.empty()) {
+        QPlainTextEdit* editor = code_->editor();
+        const QString wanted = QString::fromStdString(n.sourceText);
+        for (QTextBlock block = editor->document()->begin(); block.isValid();
+             block = block.next()) {
+            if (block.text().trimmed() == wanted || block.text().contains(wanted)) {
+                QTextCursor cursor(block);
+                cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+                editor->setTextCursor(cursor);
+                editor->centerCursor();
+                break;
+            }
+        }
+    }
+}
+
+void ModelWorkspace::selectNodeAtTextLine(int line) {
+    const auto it = nodeOfIrLine_.find(line);
+    if (it != nodeOfIrLine_.end() && it->second != diagram_->selectedNode()) {
+        diagram_->selectNode(it->second, true);
+    }
+}
+
+GraphDiagram* ModelWorkspace::diagram() const {
+    return diagram_;
+}
+
+CodeView* ModelWorkspace::graphText() const {
+    return graph_;
+}
+
+CodeView* ModelWorkspace::codeText() const {
+    return code_;
 }
 
 } // namespace scriptscope

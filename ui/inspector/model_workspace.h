@@ -4,10 +4,13 @@
 // worker prints the inlined graph and computes statistics on request.
 #pragma once
 
+#include <graph_model.h>
 #include <model_info.h>
 #include <run_types.h>
 
 #include <QStackedWidget>
+
+#include <map>
 
 class QCheckBox;
 class QComboBox;
@@ -24,6 +27,7 @@ namespace scriptscope {
 class ArchiveView;
 class CodeView;
 class DetailsView;
+class GraphDiagram;
 class ModuleFilterModel;
 class ModuleTreeModel;
 class WorkerClient;
@@ -60,6 +64,9 @@ public:
     void showTab(int index);
     QStringList tabNames() const;
     QByteArray splitterState() const;
+    GraphDiagram* diagram() const;
+    CodeView* graphText() const;
+    CodeView* codeText() const;
     void restoreSplitterState(const QByteArray& state);
 
 Q_SIGNALS:
@@ -73,6 +80,9 @@ private:
     void showSelection();
     void showCode();
     void showGraph();
+    void showDiagramFor(const QString& key);
+    void showNodeInText(int node);
+    void selectNodeAtTextLine(int line);
 
     WorkerClient* worker_;
     ModelInfo model_;
@@ -97,6 +107,15 @@ private:
     QComboBox* graphMethod_ = nullptr;
     QCheckBox* inlined_ = nullptr;
     CodeView* graph_ = nullptr;
+    QSplitter* graphSplitter_ = nullptr;
+    QWidget* graphPage_ = nullptr;
+    GraphDiagram* diagram_ = nullptr;
+    std::map<QString, GraphModel> diagrams_; // of this model, by "PATH/METHOD" or "\nforward"
+    quint64 diagramRequest_ = 0;
+    QString diagramKey_;   // what diagramRequest_ asked for
+    QString diagramShown_; // what the diagram shows
+    std::map<int, int> nodeOfIrLine_;
+    bool syncingText_ = false;
     ArchiveView* archive_ = nullptr;
 };
 

@@ -31,6 +31,7 @@ struct GraphNode {
     std::string schema; // the operator's schema, where it has one
     std::string source; // "file:line" of the code that made the node, where known
     int sourceLine = 0; // that line, in the file the source names (0: unknown)
+    std::string sourceText; // the first line of that source, trimmed (to find it in .code)
     int irLine = 0;     // the node's line in the graph's IR text, counted from 1
     std::vector<GraphAttribute> attributes;
     std::vector<GraphPort> inputs; // the values that are drawn (not the folded ones)
@@ -58,7 +59,7 @@ struct GraphGroup {
     std::string label;  // "layer1.0" (the last path part for nested groups), "if: then", "loop"
     int64_t parameters = 0; // module groups: the module's parameter count, its submodules' included
     int owner = -1;         // block groups: the prim::If / prim::Loop node
-    int depth = 0; // the root is 0; a module group is one deeper than its parent, a block as deep
+    int depth = 0; // the root is 0; a module group and a block are one deeper than their parent
 };
 
 struct GraphModel {

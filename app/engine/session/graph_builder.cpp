@@ -291,6 +291,12 @@ private:
             if (const auto where = node->sourceRange().file_line_col()) {
                 n.sourceLine = static_cast<int>(std::get<1>(*where));
                 n.source = std::get<0>(*where) + ":" + std::to_string(n.sourceLine);
+                std::string text = node->sourceRange().text().str();
+                text = text.substr(0, std::min(text.find('\n'), size_t{240}));
+                const size_t first = text.find_first_not_of(" \t");
+                const size_t last = text.find_last_not_of(" \t\r");
+                n.sourceText =
+                    first == std::string::npos ? "" : text.substr(first, last - first + 1);
             }
             for (size_t i = 0; i < node->inputs().size(); ++i) {
                 Value* v = node->inputs()[i];
@@ -324,8 +330,9 @@ private:
                 g.module = model_.nodes[static_cast<size_t>(id)].module;
                 g.type = kind.toQualString();
                 g.owner = id;
-                // A block is as deep as its owner's group: expanding by depth counts modules.
-                g.depth = model_.groups[static_cast<size_t>(g.parent)].depth;
+                // A block is one deeper than its owner's group: a diagram opened collapsed shows
+                // an if or a loop as boxes, not their contents.
+                g.depth = model_.groups[static_cast<size_t>(g.parent)].depth + 1;
                 if (kind == c10::prim::If) {
                     g.label = b == 0 ? "if: then" : "if: else";
                 } else if (kind == c10::prim::Loop) {

@@ -1,0 +1,437 @@
+// The graph drawn, through the GUI and the real worker: the diagram opens collapsed to the root's
+// children, a double-click expands a group and one on its title collapses it; search counts every
+// match (as many as PyTorch's inlined graph has of that kind) and steps through them, revealing
+// them; a node selects its IR line and an IR line selects its node; a profiled run paints times;
+// SVG export is read back and checked, PNG export tiles large pictures without blank tiles; a
+// 2,000-way fan-out still ends in a picture within the layout time limit. Screenshots of a
+// collapsed and an expanded graph, light and dark.
+#include "gui_test_support.h"
+#include "test_support.h"
+
+#include <code_view.h>
+#include <graph_diagram.h>
+#include <main_window.h>
+#include <model_workspace.h>
+#include <run_panel.h>
+#include <worker_client.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QXmlStreamReader>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+using scriptscope::test::readText;
+using scriptscope::test::saveScreenshot;
+
+namespace {
+
+QString fx(const std::string& name) {
+    return QString::fromStdString(fixture(name));
+}
+
+QPointF centreOf(const LayoutRect& r) {
+    return {r.x + r.width / 2, r.y + r.height / 2};
+}
+
+} // namespace
+
+class TestGraphDiagram : public QObject {
+    Q_OBJECT
+
+private:
+    WorkerClient* worker_ = nullptr;
+    MainWindow* window_ = nullptr;
+    GraphDiagram* diagram_ = nullptr;
+
+    bool open(const QString& path) {
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        QSignalSpy error(window_, &MainWindow::errorShown);
+        window_->openFile(path);
+        (void)QTest::qWaitFor([&]() { return !shown.isEmpty() || !error.isEmpty(); }, 120000);
+        return !shown.isEmpty();
+    }
+
+    // Waits for the diagram to show a laid-out picture of a graph.
+    bool settled(int timeoutMs = 60000) {
+        return QTest::qWaitFor(
+            [&]() {
+                return diagram_->hasGraph() && diagram_->picture() && !diagram_->layoutPending();
+            },
+            timeoutMs);
+    }
+
+    void showInlined(bool on) {
+        window_->workspaces()->setCurrentIndex(0);
+        QTabWidget* tabs = scriptscope::test::inspectorTabs(window_);
+        tabs->setCurrentIndex(2); // Graph
+        auto* inlined = scriptscope::test::part<QCheckBox>(window_, "inlinedGraph");
+        inlined->setChecked(on);
+    }
+
+    QPoint viewPoint(const LayoutRect& r) const {
+        return diagram_->canvas()->toView(centreOf(r)).toPoint();
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        worker_ = new WorkerClient(this);
+        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+        window_ = new MainWindow(worker_);
+        window_->resize(1280, 800);
+        window_->show();
+        diagram_ = window_->modelWorkspace()->diagram();
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void opensCollapsedAndExpandsByDoubleClick() {
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        showInlined(true);
+        QVERIFY2(settled(), qPrintable(diagram_->statusText()));
+        const GraphModel& graph = diagram_->graph();
+        QVERIFY(graph.inlined);
+        // Collapsed to the root's children: every group item is a child of the root.
+        const DiagramPicture* pic = diagram_->picture();
+        int boxes = 0;
+        int features = -1;
+        for (size_t i = 0; i < pic->visible.items.size(); ++i) {
+            const VisibleItem& item = pic->visible.items[i];
+            if (item.isGroup) {
+                ++boxes;
+                QCOMPARE(graph.groups[static_cast<size_t>(item.id)].parent, 0);
+                if (graph.groups[static_cast<size_t>(item.id)].module == "features") {
+                    features = static_cast<int>(i);
+                }
+            } else {
+                QCOMPARE(graph.nodes[static_cast<size_t>(item.id)].group, 0);
+            }
+        }
+        QVERIFY(boxes >= 3);
+        QVERIFY2(features >= 0, "no features box");
+        const int collapsedItems = static_cast<int>(pic->visible.items.size());
+        saveScreenshot(window_, QStringLiteral("diagram-collapsed"));
+
+        // Double-click the features box: it opens, its children (features.0, ...) are drawn.
+        const int featuresGroup = pic->visible.items[static_cast<size_t>(features)].id;
+        diagram_->canvas()->centreOn(pic->layout.items[static_cast<size_t>(features)]);
+        QTest::mouseDClick(diagram_->canvas(), Qt::LeftButton, {},
+                           viewPoint(pic->layout.items[static_cast<size_t>(features)]));
+        QVERIFY(diagram_->isExpanded(featuresGroup));
+        QVERIFY(settled());
+        pic = diagram_->picture();
+        QCOMPARE(diagram_->itemOfGroup(featuresGroup), -1);
+        QVERIFY(pic->visible.items.size() > static_cast<size_t>(collapsedItems));
+        bool child = false;
+        for (const VisibleItem& item : pic->visible.items) {
+            child = child || (item.isGroup &&
+                              graph.groups[static_cast<size_t>(item.id)].module == "features.3");
+        }
+        QVERIFY2(child, "features.3 is not drawn after expanding features");
+        // Expanding laid out only the new group and its ancestors: the rest came from the cache.
+        QVERIFY2(pic->layout.laidOut <= 2, qPrintable(diagram_->statusText()));
+        saveScreenshot(window_, QStringLiteral("diagram-expanded"));
+
+        // Double-click the open group's title: it closes again.
+        const DiagramCluster* cluster = nullptr;
+        for (const DiagramCluster& c : pic->layout.clusters) {
+            if (c.group == featuresGroup) {
+                cluster = &c;
+            }
+        }
+        QVERIFY(cluster);
+        diagram_->canvas()->centreOn({cluster->rect.x, cluster->rect.y, 10, 10});
+        const QPoint title =
+            diagram_->canvas()->toView(QPointF(cluster->rect.x + 4, cluster->rect.y + 6)).toPoint();
+        QTest::mouseDClick(diagram_->canvas(), Qt::LeftButton, {}, title);
+        QVERIFY(!diagram_->isExpanded(featuresGroup));
+        QVERIFY(settled());
+        QCOMPARE(static_cast<int>(diagram_->picture()->visible.items.size()), collapsedItems);
+        // Back to the collapsed picture: every scene came from the cache.
+        QCOMPARE(diagram_->picture()->layout.laidOut, size_t{0});
+    }
+
+    void searchCountsAndRevealsMatches() {
+        // As many matches as PyTorch's inlined graph has nodes of that kind.
+        const auto expected =
+            nlohmann::json::parse(readText(fixture("quantized_mobilenet.expected.json")));
+        int pythonCount = 0;
+        for (const auto& node : expected["inlined_nodes"]) {
+            pythonCount +=
+                node[0].get<std::string>().find("quantized::conv2d") != std::string::npos;
+        }
+        QVERIFY(pythonCount > 10);
+        auto* search = scriptscope::test::part<QLineEdit>(window_, "diagramSearch");
+        search->setText(QStringLiteral("quantized::conv2d"));
+        QCOMPARE(diagram_->matchCount(), pythonCount);
+        QCOMPARE(diagram_->searchStatus(), QStringLiteral("%1 matches").arg(pythonCount));
+        search->setText(QStringLiteral("no such operator"));
+        QCOMPARE(diagram_->searchStatus(), QStringLiteral("No match"));
+        search->setText(QStringLiteral("quantized::conv2d"));
+        // Next: the first match is selected and revealed (its groups open), and the IR text is
+        // at its line.
+        diagram_->nextMatch();
+        QCOMPARE(diagram_->searchStatus(), QStringLiteral("1 of %1").arg(pythonCount));
+        const int node = diagram_->selectedNode();
+        QVERIFY(node >= 0);
+        QVERIFY(settled());
+        QVERIFY2(diagram_->itemOfNode(node) >= 0, "the match was not revealed");
+        const GraphNode& n = diagram_->graph().nodes[static_cast<size_t>(node)];
+        QVERIFY(n.kind.find("quantized::conv2d") != std::string::npos);
+        QPlainTextEdit* ir = window_->modelWorkspace()->graphText()->editor();
+        QCOMPARE(ir->textCursor().blockNumber() + 1, n.irLine);
+        QVERIFY2(ir->textCursor().block().text().contains(QStringLiteral("quantized::conv2d")),
+                 qPrintable(ir->textCursor().block().text()));
+        diagram_->previousMatch();
+        QCOMPARE(diagram_->searchStatus(), QStringLiteral("%1 of %1").arg(pythonCount));
+        search->clear();
+        QCOMPARE(diagram_->matchCount(), 0);
+    }
+
+    void nodeAndIrLineSelectEachOther() {
+        const GraphModel& graph = diagram_->graph();
+        // Click a drawn node: the IR text goes to its line.
+        const DiagramPicture* pic = diagram_->picture();
+        int item = -1;
+        for (size_t i = 0; i < pic->visible.items.size(); ++i) {
+            if (!pic->visible.items[i].isGroup &&
+                graph.nodes[static_cast<size_t>(pic->visible.items[i].id)].irLine > 0) {
+                item = static_cast<int>(i);
+            }
+        }
+        QVERIFY(item >= 0);
+        const int node = pic->visible.items[static_cast<size_t>(item)].id;
+        diagram_->canvas()->centreOn(pic->layout.items[static_cast<size_t>(item)]);
+        QSignalSpy selected(diagram_, &GraphDiagram::nodeSelected);
+        QTest::mouseClick(diagram_->canvas(), Qt::LeftButton, {},
+                          viewPoint(pic->layout.items[static_cast<size_t>(item)]));
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected.first().first().toInt(), node);
+        QPlainTextEdit* ir = window_->modelWorkspace()->graphText()->editor();
+        QCOMPARE(ir->textCursor().blockNumber() + 1, graph.nodes[static_cast<size_t>(node)].irLine);
+        auto* info = scriptscope::test::part<QLabel>(window_, "diagramInfo");
+        QVERIFY2(info->text().contains(
+                     QString::fromStdString(graph.nodes[static_cast<size_t>(node)].kind)),
+                 qPrintable(info->text()));
+        // An IR line of another node, chosen in the text: the diagram selects that node.
+        const GraphNode* other = nullptr;
+        for (const GraphNode& n : graph.nodes) {
+            if (n.irLine > 0 && n.id != node && n.kind == "quantized::add") {
+                other = &n;
+                break;
+            }
+        }
+        QVERIFY(other);
+        QTextCursor cursor(ir->document()->findBlockByNumber(other->irLine - 1));
+        ir->setTextCursor(cursor);
+        QCOMPARE(diagram_->selectedNode(), other->id);
+        QVERIFY(settled());
+        QVERIFY(diagram_->itemOfNode(other->id) >= 0);
+        // Upstream of it: more than itself, and every marked item is drawn.
+        diagram_->selectUpstream();
+        QVERIFY(diagram_->markedItems().size() > 1);
+    }
+
+    void svgAndPngExport() {
+        QTemporaryDir dir;
+        QString error;
+        const QString svgPath = dir.filePath(QStringLiteral("graph.svg"));
+        QVERIFY2(diagram_->exportSvg(svgPath, &error), qPrintable(error));
+        QFile file(svgPath);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&file);
+        int nodes = 0, boxes = 0, edges = 0;
+        QStringList texts;
+        while (!xml.atEnd()) {
+            if (xml.readNext() == QXmlStreamReader::StartElement) {
+                const QString cls = xml.attributes().value(QStringLiteral("class")).toString();
+                nodes += cls == QStringLiteral("node");
+                boxes += cls == QStringLiteral("box");
+                edges += cls == QStringLiteral("edge");
+                if (xml.name() == QStringLiteral("text")) {
+                    texts << xml.readElementText();
+                }
+            }
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        const DiagramPicture* pic = diagram_->picture();
+        int wantNodes = 0, wantBoxes = 0;
+        for (const VisibleItem& item : pic->visible.items) {
+            (item.isGroup ? wantBoxes : wantNodes)++;
+        }
+        QCOMPARE(nodes, wantNodes);
+        QCOMPARE(boxes, wantBoxes);
+        QCOMPARE(edges, static_cast<int>(pic->layout.edges.size()));
+        for (const ItemText& t : pic->texts) {
+            QVERIFY2(texts.contains(QString::fromStdString(t.title)), t.title.c_str());
+        }
+        // PNG, tiled: each tile has something drawn in it, and the tiles cover the picture.
+        const int side = 600;
+        const QStringList tiles =
+            diagram_->exportPng(dir.filePath(QStringLiteral("graph.png")), &error, side);
+        const int columns = static_cast<int>(std::ceil(pic->layout.width / side));
+        const int rows = static_cast<int>(std::ceil(pic->layout.height / side));
+        QCOMPARE(tiles.size(), columns * rows);
+        int covered = 0;
+        for (const QString& tile : tiles) {
+            QImage image(tile);
+            QVERIFY2(!image.isNull(), qPrintable(tile));
+            covered += image.width() * image.height();
+        }
+        QCOMPARE(covered, static_cast<int>(std::ceil(pic->layout.width)) *
+                              static_cast<int>(std::ceil(pic->layout.height)));
+        const QStringList one =
+            diagram_->exportPng(dir.filePath(QStringLiteral("one.png")), &error);
+        QCOMPARE(one.size(), 1);
+        QImage whole(one.front());
+        QCOMPARE(whole.width(), static_cast<int>(std::ceil(pic->layout.width)));
+        // Not blank: the item rectangles' frames are drawn.
+        const QColor background = whole.pixelColor(1, 1);
+        int drawn = 0;
+        for (int y = 0; y < whole.height(); y += 3) {
+            for (int x = 0; x < whole.width(); x += 3) {
+                drawn += whole.pixelColor(x, y) != background;
+            }
+        }
+        QVERIFY(drawn > 100);
+    }
+
+    void overlayAfterAProfiledRun() {
+        QVERIFY(open(fx("profile_net.pt")));
+        showInlined(true);
+        QVERIFY(settled());
+        QVERIFY(!diagram_->hasProfile());
+        RunPanel* panel = window_->runPanel();
+        panel->profileBox()->setChecked(true);
+        panel->iterationsBox()->setValue(2);
+        panel->setInput(0, QStringLiteral("random"), QStringLiteral("64x512"));
+        QSignalSpy shown(panel, &RunPanel::runShown);
+        panel->runOnce();
+        QVERIFY(shown.wait(120000));
+        QVERIFY(diagram_->hasProfile());
+        window_->workspaces()->setCurrentIndex(0);
+        QVERIFY(settled());
+        // The heavy box (a loop of linear layers) is painted by its time: not the plain box fill.
+        const DiagramPicture* pic = diagram_->picture();
+        int heavy = -1;
+        for (size_t i = 0; i < pic->visible.items.size(); ++i) {
+            const VisibleItem& item = pic->visible.items[i];
+            if (item.isGroup &&
+                diagram_->graph().groups[static_cast<size_t>(item.id)].module == "heavy") {
+                heavy = static_cast<int>(i);
+            }
+        }
+        QVERIFY(heavy >= 0);
+        const LayoutRect r = pic->layout.items[static_cast<size_t>(heavy)];
+        QImage image(static_cast<int>(r.width) + 8, static_cast<int>(r.height) + 8,
+                     QImage::Format_ARGB32);
+        image.fill(Qt::white);
+        {
+            QPainter painter(&image);
+            painter.translate(-r.x + 4, -r.y + 4);
+            diagram_->paint(painter, r, 1.0);
+        }
+        const QColor fill =
+            image.pixelColor(static_cast<int>(r.width) - 6, static_cast<int>(r.height) - 5);
+        QVERIFY2(fill.red() > fill.blue() + 30, qPrintable(fill.name())); // warm, not the blue box
+        diagram_->selectNode(-1);
+        QTest::mouseClick(diagram_->canvas(), Qt::LeftButton, {}, viewPoint(r));
+        auto* info = scriptscope::test::part<QLabel>(window_, "diagramInfo");
+        QVERIFY2(info->text().contains(QStringLiteral("ms in the profiled run")),
+                 qPrintable(info->text()));
+        saveScreenshot(window_, QStringLiteral("diagram-profiled"));
+        // Another model: no times of this one.
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        showInlined(true);
+        QVERIFY(settled());
+        QVERIFY(!diagram_->hasProfile());
+    }
+
+    void darkScreenshots() {
+        QAction* dark = nullptr;
+        QAction* light = nullptr;
+        for (QAction* action : window_->findChildren<QAction*>()) {
+            if (action->text() == QStringLiteral("&Dark")) {
+                dark = action;
+            } else if (action->text() == QStringLiteral("&Light")) {
+                light = action;
+            }
+        }
+        QVERIFY(dark && light);
+        dark->trigger();
+        QApplication::processEvents();
+        diagram_->collapseAll();
+        QVERIFY(settled());
+        saveScreenshot(window_, QStringLiteral("diagram-collapsed-dark"));
+        // The canvas paints the dark base, not white.
+        const QImage canvas = diagram_->canvas()->grab().toImage();
+        QVERIFY(canvas.pixelColor(2, canvas.height() / 2).lightness() < 80);
+        diagram_->expandAll();
+        QVERIFY(settled(120000));
+        saveScreenshot(window_, QStringLiteral("diagram-expanded-dark"));
+        light->trigger();
+        QApplication::processEvents();
+    }
+
+    void aHugeFanOutStillEndsInAPicture() {
+        // One value feeding 2,000 nodes: folded into labels, so layout ends in a picture.
+        GraphModel g;
+        g.method = "forward";
+        g.inputs = {{"x", "Tensor"}};
+        g.outputs = {{"y", "Tensor"}};
+        GraphGroup root;
+        root.label = "(root)";
+        root.type = "Hub";
+        g.groups.push_back(root);
+        GraphNode hub;
+        hub.id = 0;
+        hub.kind = "aten::relu";
+        hub.outputs = {{"h", "Tensor"}};
+        g.nodes.push_back(hub);
+        g.edges.push_back({-1, 0, 0, -1, "x", "Tensor", false});
+        for (int i = 1; i <= 2000; ++i) {
+            GraphNode n;
+            n.id = i;
+            n.kind = "aten::mul";
+            n.outputs = {{"m" + std::to_string(i), "Tensor"}};
+            g.nodes.push_back(n);
+            g.edges.push_back({0, -1, i, -1, "h", "Tensor", false});
+            g.edges.push_back({i, -1, -1, 0, "m" + std::to_string(i), "Tensor", false});
+        }
+        GraphDiagram diagram;
+        diagram.resize(800, 600);
+        diagram.setLayoutTimeout(20);
+        diagram.show();
+        QElapsedTimer timer;
+        timer.start();
+        diagram.setGraph(g);
+        QVERIFY(QTest::qWaitFor([&]() { return diagram.picture() && !diagram.layoutPending(); },
+                                60000));
+        QCOMPARE(diagram.picture()->visible.items.size(), size_t{2001});
+        QCOMPARE(diagram.picture()->layout.stubs.size(), size_t{2000});
+        QVERIFY2(diagram.statusText().contains(QStringLiteral("\u25B8")),
+                 qPrintable(diagram.statusText()));
+        qInfo("2,000-way fan-out laid out in %lld ms", static_cast<long long>(timer.elapsed()));
+    }
+};
+
+QTEST_MAIN(TestGraphDiagram)
+#include "test_graph_diagram.moc"
