@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Makes the benchmarks' models from torchvision (random weights, nothing downloaded), scripted
-and saved: ResNet-18, and ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark.
-make_bench_models.py OUT_DIR"""
+and saved: ResNet-18; ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark; ResNet-50 and
+Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark.
+make_bench_models.py OUT_DIR [NAME...]   (default: all)"""
 import os
 import sys
 
@@ -9,11 +10,21 @@ import torch
 import torchvision
 
 out = sys.argv[1]
+wanted = set(sys.argv[2:])
 os.makedirs(out, exist_ok=True)
-torch.manual_seed(0)
-model = torchvision.models.resnet18(weights=None).eval()
-torch.jit.script(model).save(os.path.join(out, "resnet18.pt"))
-print("wrote", os.path.join(out, "resnet18.pt"))
-vit = torchvision.models.vit_b_16(weights=None).eval()
-torch.jit.script(vit).save(os.path.join(out, "vit_b_16.pt"))
-print("wrote", os.path.join(out, "vit_b_16.pt"))
+
+
+def make(name, build):
+    path = os.path.join(out, name + ".pt")
+    if (wanted and name not in wanted) or os.path.exists(path):
+        return
+    torch.manual_seed(0)
+    torch.jit.script(build().eval()).save(path)
+    print("wrote", path)
+
+
+make("resnet18", lambda: torchvision.models.resnet18(weights=None))
+make("vit_b_16", lambda: torchvision.models.vit_b_16(weights=None))
+make("resnet50", lambda: torchvision.models.resnet50(weights=None))
+make("fasterrcnn", lambda: torchvision.models.detection.fasterrcnn_resnet50_fpn(
+    weights=None, weights_backbone=None))

@@ -827,6 +827,23 @@ private Q_SLOTS:
                  std::count(dot.out.begin(), dot.out.end(), '}'));
         QVERIFY(dot.out.find("subgraph cluster_") != std::string::npos);
         QVERIFY(dot.out.find("label=\"features · Sequential\"") != std::string::npos);
+        // SVG: laid out (Graphviz, and the simple layout), one element per node, each named.
+        size_t operatorNodes = allJson["nodes"].size();
+        for (const char* layout : {"graphviz", "simple"}) {
+            const auto svg = cli(
+                {QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--inlined"),
+                 QStringLiteral("--format"), QStringLiteral("svg"), QStringLiteral("--expand"),
+                 QStringLiteral("all"), QStringLiteral("--layout"), QString::fromLatin1(layout)});
+            QVERIFY2(svg.exitCode == 0 && svg.err.empty(), svg.err.c_str());
+            QVERIFY(svg.out.rfind("<?xml", 0) == 0);
+            size_t nodes = 0;
+            for (size_t at = svg.out.find("class=\"node\""); at != std::string::npos;
+                 at = svg.out.find("class=\"node\"", at + 1)) {
+                ++nodes;
+            }
+            QCOMPARE(nodes, operatorNodes);
+            QVERIFY(svg.out.find(">aten::linear<") != std::string::npos);
+        }
         // Bad expansions are usage errors; the IR text stays the default format.
         QCOMPARE(cli({QStringLiteral("graph"), fx("rich.pt"), QStringLiteral("--format"),
                       QStringLiteral("json"), QStringLiteral("--expand"), QStringLiteral("-1")})

@@ -1,10 +1,21 @@
-// The diagram's expansion without LibTorch: what a collapsed group hides, how edges into it merge
-// and vanish inside it, blocks counted at their owner's depth, and the DOT written for it.
+// The diagram without LibTorch: what a collapsed group hides, how edges into it merge and vanish
+// inside it, blocks one deeper than their owner, the DOT written for it; and its layout: scenes
+// with ports, Graphviz in its process (a hanging or crashing one falls back to the simple layout
+// in time), the cache re-laying only what changed, hubs folded, nesting kept, SVG written.
+#include <child_process.h>
+#include <graph_layout.h>
 #include <graph_model.h>
 
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
 
 using namespace scriptscope;
 
@@ -31,7 +42,7 @@ GraphModel sample() {
     addGroup(-1, GraphGroup::Kind::Module, "", 0);
     addGroup(0, GraphGroup::Kind::Module, "a", 1);
     addGroup(1, GraphGroup::Kind::Module, "a.b", 2);
-    addGroup(0, GraphGroup::Kind::Block, "", 0);
+    addGroup(0, GraphGroup::Kind::Block, "", 1);
     m.groups[3].owner = 3;
     auto node = [&](const std::string& kind, const std::string& module, int group) {
         GraphNode n;
@@ -91,6 +102,78 @@ QStringList edges(const GraphModel& m, const VisibleGraph& v) {
     return out;
 }
 
+bool inside(const LayoutRect& inner, const LayoutRect& outer) {
+    return inner.x >= outer.x - 0.5 && inner.y >= outer.y - 0.5 &&
+           inner.x + inner.width <= outer.x + outer.width + 0.5 &&
+           inner.y + inner.height <= outer.y + outer.height + 0.5;
+}
+
+bool overlap(const LayoutRect& a, const LayoutRect& b) {
+    return a.x < b.x + b.width - 0.5 && b.x < a.x + a.width - 0.5 && a.y < b.y + b.height - 0.5 &&
+           b.y < a.y + a.height - 0.5;
+}
+
+// A chain of n nodes where each also feeds a node further on: a layered layout's test.
+GraphModel chain(int n) {
+    GraphModel m;
+    m.method = "forward";
+    m.inputs = {{"x", "Tensor"}};
+    m.outputs = {{"y", "Tensor"}};
+    GraphGroup root;
+    root.label = "(root)";
+    m.groups.push_back(root);
+    std::mt19937 random(7);
+    for (int i = 0; i < n; ++i) {
+        GraphNode node;
+        node.id = i;
+        node.kind = i % 3 ? "aten::relu" : "aten::conv2d";
+        m.nodes.push_back(node);
+        if (i == 0) {
+            m.edges.push_back({-1, 0, 0, -1, "x", "Tensor", false});
+        } else {
+            m.edges.push_back({i - 1, -1, i, -1, "v" + std::to_string(i - 1), "Tensor", false});
+            const int back = static_cast<int>(random() % static_cast<unsigned>(i));
+            m.edges.push_back({back, -1, i, -1, "v" + std::to_string(back), "Tensor", false});
+        }
+    }
+    m.edges.push_back({n - 1, -1, -1, 0, "v" + std::to_string(n - 1), "Tensor", false});
+    return m;
+}
+
+// Every item inside the cluster of the group it is drawn in, no two items of one scene
+// overlapping, every edge starting and ending at the rectangles it joins (or ports).
+void checkGeometry(const GraphModel& m, const VisibleGraph& v, const DiagramLayout& l) {
+    std::map<int, LayoutRect> clusters;
+    for (const DiagramCluster& c : l.clusters) {
+        clusters[c.group] = c.rect;
+    }
+    for (const DiagramCluster& c : l.clusters) {
+        if (c.group != 0) {
+            const int parent = m.groups[static_cast<size_t>(c.group)].parent;
+            QVERIFY2(inside(c.rect, clusters.at(parent)), "a group outside its parent");
+        }
+    }
+    std::map<int, std::vector<size_t>> byGroup;
+    for (size_t i = 0; i < v.items.size(); ++i) {
+        const VisibleItem& item = v.items[i];
+        const int group = item.isGroup ? m.groups[static_cast<size_t>(item.id)].parent
+                                       : m.nodes[static_cast<size_t>(item.id)].group;
+        QVERIFY2(inside(l.items[i], clusters.at(group)), "an item outside its group");
+        byGroup[group].push_back(i);
+    }
+    for (const auto& [group, items] : byGroup) {
+        for (size_t a = 0; a < items.size(); ++a) {
+            for (size_t b = a + 1; b < items.size(); ++b) {
+                QVERIFY2(!overlap(l.items[items[a]], l.items[items[b]]), "two items overlap");
+            }
+        }
+    }
+    for (const DiagramEdge& e : l.edges) {
+        QVERIFY(e.points.size() >= 4);
+        QCOMPARE((e.points.size() - 1) % 3, size_t{0});
+    }
+}
+
 } // namespace
 
 class TestGraphView : public QObject {
@@ -100,16 +183,14 @@ private Q_SLOTS:
     void rootOnly() {
         const GraphModel m = sample();
         const VisibleGraph v = visibleGraph(m, 0);
-        // The block is at its owner's depth: open with the root.
-        QCOMPARE(describe(m, v),
-                 (QStringList{QStringLiteral("aten::relu"), QStringLiteral("[a]"),
-                              QStringLiteral("prim::If"), QStringLiteral("aten::neg")}));
-        QCOMPARE(
-            edges(m, v),
-            (QStringList{QStringLiteral("in->aten::relu"), QStringLiteral("aten::relu->[a]"),
-                         QStringLiteral("[a]->prim::If"), QStringLiteral("aten::neg->prim::If"),
-                         QStringLiteral("prim::If->out")}));
-        QCOMPARE(v.openGroups, (std::vector<int>{0, 3}));
+        // The block is one deeper than its owner: a box, like the module a.
+        QCOMPARE(describe(m, v), (QStringList{QStringLiteral("aten::relu"), QStringLiteral("[a]"),
+                                              QStringLiteral("prim::If"), QStringLiteral("[]")}));
+        QCOMPARE(edges(m, v),
+                 (QStringList{QStringLiteral("in->aten::relu"), QStringLiteral("aten::relu->[a]"),
+                              QStringLiteral("[a]->prim::If"), QStringLiteral("[]->prim::If"),
+                              QStringLiteral("prim::If->out")}));
+        QCOMPARE(v.openGroups, (std::vector<int>{0}));
     }
 
     void oneLevel() {
@@ -147,6 +228,189 @@ private Q_SLOTS:
         QVERIFY(text.find("subgraph cluster_3 {") != std::string::npos); // the If's block
         QVERIFY(text.find("in0 -> i0") != std::string::npos);
         QVERIFY(text.find("-> out") != std::string::npos);
+    }
+
+    void scenesHavePortsForValuesCrossingGroups() {
+        const GraphModel m = sample();
+        const VisibleGraph v = visibleGraph(m, 1);
+        const std::vector<LayoutScene> scenes = buildScenes(m, v);
+        QCOMPARE(scenes.size(), size_t{3}); // root, a, the block
+        const LayoutScene& a = scenes[1];
+        QCOMPARE(a.group, 1);
+        // r enters a (to a.mul and into the a.b box) through one port; s leaves it through one.
+        int in = 0, out = 0;
+        for (const SceneItem& item : a.items) {
+            in += item.kind == SceneItem::Kind::InPort;
+            out += item.kind == SceneItem::Kind::OutPort;
+        }
+        QCOMPARE(in, 1);
+        QCOMPARE(out, 1);
+        const LayoutScene& root = scenes[0];
+        int groups = 0;
+        for (const SceneItem& item : root.items) {
+            groups += item.kind == SceneItem::Kind::Group;
+        }
+        QCOMPARE(groups, 2); // a and the block, drawn open inside the root
+        QVERIFY(root.dot.find("rank=min") != std::string::npos);
+    }
+
+    void graphvizLaysOutNestedGroups() {
+        const std::string program = findLayoutProgram();
+        QVERIFY2(!program.empty(), "scriptscope-layout is not next to the test");
+        const GraphModel m = sample();
+        const VisibleGraph v = visibleGraph(m, -1);
+        std::vector<std::string> notes;
+        GraphvizOptions options;
+        options.program = program;
+        LayoutCache cache;
+        const DiagramLayout l = layoutDiagram(m, v, cache, graphvizEngine(options, &notes));
+        QVERIFY2(notes.empty(), notes.empty() ? "" : notes.front().c_str());
+        QCOMPARE(l.simpleScenes, size_t{0});
+        QCOMPARE(l.laidOut, l.scenes);
+        checkGeometry(m, v, l);
+        // The simple layout keeps the same promises.
+        LayoutCache other;
+        const DiagramLayout simple = layoutDiagram(m, v, other, layeredEngine());
+        QCOMPARE(simple.simpleScenes, simple.scenes);
+        checkGeometry(m, v, simple);
+    }
+
+    void theCacheLaysOutOnlyWhatChanged() {
+        const GraphModel m = sample();
+        LayoutCache cache;
+        GraphvizOptions options;
+        options.program = findLayoutProgram();
+        const LayoutEngine engine = graphvizEngine(options, nullptr);
+        const DiagramLayout first = layoutDiagram(m, visibleGraph(m, 1), cache, engine);
+        QCOMPARE(first.laidOut, first.scenes);
+        // Opening a.b: its scene is new, and a and the root see a new size; the block is cached.
+        const DiagramLayout second = layoutDiagram(m, visibleGraph(m, 2), cache, engine);
+        QCOMPARE(second.scenes, size_t{4});
+        QCOMPARE(second.laidOut, size_t{3});
+        // Closing it again: all from the cache, the same picture.
+        const DiagramLayout third = layoutDiagram(m, visibleGraph(m, 1), cache, engine);
+        QCOMPARE(third.laidOut, size_t{0});
+        QCOMPARE(third.width, first.width);
+        QCOMPARE(third.height, first.height);
+    }
+
+    void aHugeFanOutBecomesLabels() {
+        GraphModel m = chain(3);
+        for (int i = 3; i < 2003; ++i) {
+            GraphNode n;
+            n.id = i;
+            n.kind = "aten::mul";
+            m.nodes.push_back(n);
+            m.edges.push_back({0, -1, i, -1, "v0", "Tensor", false});
+        }
+        const VisibleGraph v = visibleGraph(m, 0);
+        const std::vector<LayoutScene> scenes = buildScenes(m, v);
+        QCOMPARE(scenes.front().stubs.size(), size_t{2002}); // every use of v0, the chain's too
+        QVERIFY(scenes.front().edges.size() < 10);
+        QElapsedTimer timer;
+        timer.start();
+        GraphvizOptions options;
+        options.program = findLayoutProgram();
+        options.timeoutSeconds = 30;
+        std::vector<std::string> notes;
+        LayoutCache cache;
+        const DiagramLayout l = layoutDiagram(m, v, cache, graphvizEngine(options, &notes));
+        QVERIFY2(notes.empty(), notes.empty() ? "" : notes.front().c_str());
+        QCOMPARE(l.stubs.size(), size_t{2002});
+        qInfo("2,000-way fan-out: %lld ms with Graphviz", static_cast<long long>(timer.elapsed()));
+    }
+
+    void aHangingOrCrashingLayoutFallsBackInTime() {
+        QTemporaryDir dir;
+        const GraphModel m = chain(40);
+        const VisibleGraph v = visibleGraph(m, 0);
+        for (const auto& [name, script, why] :
+             {std::make_tuple("hang.sh", "#!/bin/sh\nexec sleep 60\n", "within 1 s"),
+              std::make_tuple("crash.sh", "#!/bin/sh\nkill -SEGV $$\n", "crashed (signal 11)"),
+              std::make_tuple("garbage.sh", "#!/bin/sh\ncat >/dev/null; echo graph 1 2; echo end\n",
+                              "Graphviz gave no layout")}) {
+            const QString path = dir.filePath(QString::fromLatin1(name));
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(script);
+            file.close();
+            file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+            GraphvizOptions options;
+            options.program = path.toStdString();
+            options.timeoutSeconds = 1;
+            std::vector<std::string> notes;
+            LayoutCache cache;
+            QElapsedTimer timer;
+            timer.start();
+            const DiagramLayout l = layoutDiagram(m, v, cache, graphvizEngine(options, &notes));
+            QVERIFY2(timer.elapsed() < 5000, name);
+            QCOMPARE(l.simpleScenes, size_t{1});
+            QCOMPARE(notes.size(), size_t{1});
+            QVERIFY2(notes.front().find(why) != std::string::npos, notes.front().c_str());
+            checkGeometry(m, v, l);
+        }
+    }
+
+    void theSimpleLayoutIsLayered() {
+        const GraphModel m = chain(300);
+        const VisibleGraph v = visibleGraph(m, 0);
+        const std::vector<LayoutScene> scenes = buildScenes(m, v);
+        const SceneLayout l = layeredLayout(scenes.front());
+        QCOMPARE(l.items.size(), scenes.front().items.size());
+        // Every edge of the chain points downwards: a node is below all its inputs.
+        for (size_t e = 0; e < scenes.front().edges.size(); ++e) {
+            const SceneEdge& edge = scenes.front().edges[e];
+            QVERIFY(l.items[static_cast<size_t>(edge.to)].y >
+                    l.items[static_cast<size_t>(edge.from)].y);
+        }
+        LayoutCache cache;
+        checkGeometry(m, v, layoutDiagram(m, v, cache, layeredEngine()));
+    }
+
+    void svgHasEveryItem() {
+        const GraphModel m = sample();
+        const VisibleGraph v = visibleGraph(m, 1);
+        LayoutCache cache;
+        const DiagramLayout l = layoutDiagram(m, v, cache, layeredEngine());
+        const std::string svg = toSvg(m, v, l);
+        auto count = [&svg](const std::string& what) {
+            size_t n = 0;
+            for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) {
+                ++n;
+            }
+            return n;
+        };
+        QCOMPARE(count("class=\"node\""), size_t{4});
+        QCOMPARE(count("class=\"box\""), size_t{1}); // a.b
+        QCOMPARE(count("class=\"edge\""), l.edges.size());
+        QVERIFY(svg.find(">aten::mul<") != std::string::npos);
+        QVERIFY(svg.rfind("</svg>") != std::string::npos);
+    }
+
+    void childProcessesAreFedAndTimed() {
+        // More input than a pipe holds, echoed back whole.
+        const std::string input(3 << 20, 'x');
+        const ChildResult echoed = runChild({"/bin/cat"}, input, 30);
+        QVERIFY(echoed.started);
+        QCOMPARE(echoed.exitCode, 0);
+        QCOMPARE(echoed.output.size(), input.size());
+        // A child that exits without reading: no SIGPIPE for us, its status reported.
+        const ChildResult early = runChild({"/bin/sh", "-c", "exit 3"}, input, 30);
+        QCOMPARE(early.exitCode, 3);
+        // Cancelled from another thread.
+        std::atomic<bool> cancel{false};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            cancel = true;
+        });
+        QElapsedTimer timer;
+        timer.start();
+        const ChildResult cancelled = runChild({"/bin/sleep", "30"}, {}, 60, &cancel);
+        canceller.join();
+        QVERIFY(cancelled.cancelled);
+        QVERIFY(timer.elapsed() < 5000);
+        const ChildResult missing = runChild({"/nonexistent/program"}, {}, 5);
+        QCOMPARE(missing.exitCode, 127);
     }
 };
 

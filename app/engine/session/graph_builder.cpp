@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/ir/scope.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -224,6 +225,74 @@ private:
         return std::nullopt;
     }
 
+    // The module whose (non-module) attribute a node reads through a folded GetAttr, as a path
+    // from the root ("" when it reads none, or only its own method module's).
+    std::string readsModule(Node* node) const {
+        for (Value* v : node->inputs()) {
+            if (v->node()->kind() != c10::prim::GetAttr) {
+                continue;
+            }
+            const auto it = resolved_.find(v);
+            if (it == resolved_.end() || !it->second.known || it->second.object.isObject()) {
+                continue;
+            }
+            const std::string& path = it->second.path;
+            const size_t dot = path.rfind('.');
+            return joinPath(ownerPath_, dot == std::string::npos ? "" : path.substr(0, dot));
+        }
+        return "";
+    }
+
+    // The only module instance of the class whose serialized code holds the node's source (the
+    // code file names the Python module, the nearest "class X(Module):" above the line the
+    // class); "" when the class has no or several instances, or the source is unknown.
+    std::string codeModule(Node* node) {
+        const auto& range = node->sourceRange();
+        const auto source = range.source();
+        if (!source || !source->filename()) {
+            return "";
+        }
+        std::string file = *source->filename();
+        const std::string prefix = "code/";
+        if (file.compare(0, prefix.size(), prefix) != 0 || file.size() < 3 ||
+            file.compare(file.size() - 3, 3, ".py") != 0) {
+            return "";
+        }
+        auto cached = sourceTexts_.find(source.get());
+        if (cached == sourceTexts_.end()) {
+            cached = sourceTexts_.emplace(source.get(), source->text_str().str()).first;
+        }
+        const std::string& text = cached->second;
+        size_t at = std::min(range.start(), text.size());
+        std::string className;
+        while (at > 0) { // back to the class line above
+            const size_t lineStart = text.rfind('\n', at - 1);
+            const size_t begin = lineStart == std::string::npos ? 0 : lineStart + 1;
+            if (text.substr(begin, 6) == "class ") {
+                const size_t end = text.find_first_of("(:", begin + 6);
+                className = text.substr(begin + 6, end - begin - 6);
+                break;
+            }
+            if (lineStart == std::string::npos) {
+                break;
+            }
+            at = lineStart;
+        }
+        if (className.empty()) {
+            return "";
+        }
+        std::string qualified = file.substr(prefix.size(), file.size() - prefix.size() - 3);
+        std::replace(qualified.begin(), qualified.end(), '/', '.');
+        qualified += "." + className;
+        if (instances_.empty()) {
+            for (const auto& [path, module] : modules_) {
+                instances_[module.type()->str()].push_back(path);
+            }
+        }
+        const auto it = instances_.find(qualified);
+        return it != instances_.end() && it->second.size() == 1 ? it->second.front() : "";
+    }
+
     void resolveGetAttr(const Node* node) {
         const auto it = resolved_.find(node->input(0));
         Resolved r;
@@ -279,8 +348,20 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            n.module = joinPath(ownerPath_, callStackPath(node));
-            n.group = moduleGroup(blockGroup, n.module);
+            const std::string stackPath = callStackPath(node);
+            n.module = joinPath(ownerPath_, stackPath);
+            // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
+            // blocks) inside inlined calls: BatchNorm's `if self.training` would sit at the root.
+            // Such a node is drawn in the module whose attributes it reads, else in the only
+            // instance of the class whose code made it; `module` stays what the call stack says.
+            std::string placed = n.module;
+            if (stackPath.empty()) {
+                placed = readsModule(node);
+                if (placed.empty()) {
+                    placed = codeModule(node);
+                }
+            }
+            n.group = moduleGroup(blockGroup, placed.empty() ? n.module : placed);
             n.irLine = irLine(node);
             const auto* schema = node->maybeSchema();
             if (schema) {
@@ -327,7 +408,10 @@ private:
                 g.id = static_cast<int>(model_.groups.size());
                 g.parent = model_.nodes[static_cast<size_t>(id)].group;
                 g.kind = GraphGroup::Kind::Block;
-                g.module = model_.nodes[static_cast<size_t>(id)].module;
+                g.module =
+                    model_.groups[static_cast<size_t>(g.parent)].kind == GraphGroup::Kind::Module
+                        ? model_.groups[static_cast<size_t>(g.parent)].module
+                        : model_.nodes[static_cast<size_t>(id)].module;
                 g.type = kind.toQualString();
                 g.owner = id;
                 // A block is one deeper than its owner's group: a diagram opened collapsed shows
@@ -357,6 +441,8 @@ private:
     std::unordered_map<const Value*, int> graphInputs_;
     std::map<std::pair<int, std::string>, int> moduleGroups_;
     std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
+    std::map<std::string, std::vector<std::string>> instances_; // module paths by qualified type
+    std::map<const torch::jit::Source*, std::string> sourceTexts_;
     std::map<std::string, ModuleFacts> facts_;
     std::vector<std::string> irLines_;
     size_t irCursor_ = 0;
