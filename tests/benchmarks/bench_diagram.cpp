@@ -9,6 +9,8 @@
 //  - a graph with a 2,000-way fan-out: ends in a picture within the layout time limit.
 //   bench_diagram [--op-library PATH] MODEL.pt...
 // (scripts/bench.sh passes torchvision's operator library, ResNet-50 and Faster R-CNN)
+#include "graph/graph_samples.h"
+
 #include <graph_diagram.h>
 #include <main_window.h>
 #include <model_workspace.h>
@@ -122,13 +124,13 @@ int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     QStandardPaths::setTestModeEnabled(true); // the person's settings stay untouched
     QSettings().clear();
-    int first = 1;
+    int firstModel = 1;
     if (argc > 2 && std::string(argv[1]) == "--op-library") { // torchvision's, for detectors
         QSettings().setValue(QStringLiteral("operatorLibraries"),
                              QStringList{QString::fromLocal8Bit(argv[2])});
-        first = 3;
+        firstModel = 3;
     }
-    if (argc <= first) {
+    if (argc <= firstModel) {
         std::fprintf(stderr, "usage: bench_diagram [--op-library PATH] MODEL.pt...\n");
         return 2;
     }
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
                 "picture ms", "/1 s", "expand max", "/200 ms", "all ms", "gap ms", "frame p90",
                 "/16 ms");
 
-    for (int a = first; a < argc; ++a) {
+    for (int a = firstModel; a < argc; ++a) {
         const QString path = QString::fromLocal8Bit(argv[a]);
         QSignalSpy shown(&window, &MainWindow::modelShown);
         QElapsedTimer open;
@@ -215,27 +217,7 @@ int main(int argc, char** argv) {
     }
 
     // A 2,000-way fan-out.
-    GraphModel g;
-    g.method = "forward";
-    g.inputs = {{"x", "Tensor"}};
-    g.outputs = {{"y", "Tensor"}};
-    GraphGroup root;
-    root.label = "(root)";
-    g.groups.push_back(root);
-    GraphNode hub;
-    hub.kind = "aten::relu";
-    hub.outputs = {{"h", "Tensor"}};
-    g.nodes.push_back(hub);
-    g.edges.push_back({-1, 0, 0, -1, "x", "Tensor", false});
-    for (int i = 1; i <= 2000; ++i) {
-        GraphNode n;
-        n.id = i;
-        n.kind = "aten::mul";
-        n.outputs = {{"m" + std::to_string(i), "Tensor"}};
-        g.nodes.push_back(n);
-        g.edges.push_back({0, -1, i, -1, "h", "Tensor", false});
-        g.edges.push_back({i, -1, -1, 0, "m" + std::to_string(i), "Tensor", false});
-    }
+    const GraphModel g = scriptscope::test::fanOutGraph(2000);
     const double limit = 8;
     diagram->setLayoutTimeout(limit);
     QElapsedTimer fan;

@@ -5,6 +5,7 @@
 // SVG export is read back and checked, PNG export tiles large pictures without blank tiles; a
 // 2,000-way fan-out still ends in a picture within the layout time limit. Screenshots of a
 // collapsed and an expanded graph, light and dark.
+#include "graph/graph_samples.h"
 #include "gui_test_support.h"
 #include "test_support.h"
 
@@ -96,7 +97,11 @@ private Q_SLOTS:
         worker_ = new WorkerClient(this);
         worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
         window_ = new MainWindow(worker_);
-        window_->resize(1280, 800);
+        // SCRIPTSCOPE_SCREENSHOT_SIZE=1920x1080 looks at another size (default 1280x800).
+        const QStringList size =
+            qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
+                .split(QLatin1Char('x'));
+        window_->resize(size.value(0).toInt(), size.value(1).toInt());
         window_->show();
         diagram_ = window_->modelWorkspace()->diagram();
     }
@@ -393,29 +398,7 @@ private Q_SLOTS:
 
     void aHugeFanOutStillEndsInAPicture() {
         // One value feeding 2,000 nodes: folded into labels, so layout ends in a picture.
-        GraphModel g;
-        g.method = "forward";
-        g.inputs = {{"x", "Tensor"}};
-        g.outputs = {{"y", "Tensor"}};
-        GraphGroup root;
-        root.label = "(root)";
-        root.type = "Hub";
-        g.groups.push_back(root);
-        GraphNode hub;
-        hub.id = 0;
-        hub.kind = "aten::relu";
-        hub.outputs = {{"h", "Tensor"}};
-        g.nodes.push_back(hub);
-        g.edges.push_back({-1, 0, 0, -1, "x", "Tensor", false});
-        for (int i = 1; i <= 2000; ++i) {
-            GraphNode n;
-            n.id = i;
-            n.kind = "aten::mul";
-            n.outputs = {{"m" + std::to_string(i), "Tensor"}};
-            g.nodes.push_back(n);
-            g.edges.push_back({0, -1, i, -1, "h", "Tensor", false});
-            g.edges.push_back({i, -1, -1, 0, "m" + std::to_string(i), "Tensor", false});
-        }
+        const GraphModel g = scriptscope::test::fanOutGraph(2000);
         GraphDiagram diagram;
         diagram.resize(800, 600);
         diagram.setLayoutTimeout(20);

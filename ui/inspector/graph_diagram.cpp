@@ -683,26 +683,18 @@ std::set<int> GraphDiagram::reach(int item, bool upstream) const {
 }
 
 void GraphDiagram::selectUpstream() {
-    if (selectedItem_ < 0) {
-        return;
-    }
-    marked_ = reach(selectedItem_, true);
-    markedEdges_.clear();
-    for (const int i : marked_) {
-        for (const int e : picture_->itemEdges[static_cast<size_t>(i)]) {
-            markedEdges_.insert(e);
-        }
-    }
-    status_->setText(counted(static_cast<qsizetype>(marked_.size()), tr("item"), tr("items")) +
-                     tr(" upstream of the selection, itself included"));
-    canvas_->update();
+    markReach(true);
 }
 
 void GraphDiagram::selectDownstream() {
+    markReach(false);
+}
+
+void GraphDiagram::markReach(bool upstream) {
     if (selectedItem_ < 0) {
         return;
     }
-    marked_ = reach(selectedItem_, false);
+    marked_ = reach(selectedItem_, upstream);
     markedEdges_.clear();
     for (const int i : marked_) {
         for (const int e : picture_->itemEdges[static_cast<size_t>(i)]) {
@@ -710,7 +702,8 @@ void GraphDiagram::selectDownstream() {
         }
     }
     status_->setText(counted(static_cast<qsizetype>(marked_.size()), tr("item"), tr("items")) +
-                     tr(" downstream of the selection, itself included"));
+                     (upstream ? tr(" upstream of the selection, itself included")
+                               : tr(" downstream of the selection, itself included")));
     canvas_->update();
 }
 
@@ -1061,13 +1054,22 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         }
         const ItemText& t = pic.texts[i];
         const double textWidth = r.width - 2 * diagram::kPadding + 4;
+        double y = r.y + diagram::kPadding - 3;
+        double titleWidth = textWidth;
+        if (heat && ms > 0) { // the time, right-aligned on the title's line
+            p.setFont(smallFont);
+            const QString label = QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2);
+            p.setPen(dark ? QColor(255, 220, 190) : QColor(17, 24, 39));
+            p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
+                       Qt::AlignRight | Qt::AlignVCenter, label);
+            titleWidth = std::max(20.0, textWidth - p.fontMetrics().horizontalAdvance(label) - 6);
+        }
         p.setPen(heat && ms > 0 && !dark ? QColor(17, 24, 39) : text);
         p.setFont(titleFont);
-        double y = r.y + diagram::kPadding - 3;
         p.drawText(
-            QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
+            QRectF(r.x + diagram::kPadding, y, titleWidth, diagram::kTitleHeight),
             Qt::AlignLeft | Qt::AlignVCenter,
-            p.fontMetrics().elidedText(q(t.title), Qt::ElideRight, static_cast<int>(textWidth)));
+            p.fontMetrics().elidedText(q(t.title), Qt::ElideRight, static_cast<int>(titleWidth)));
         y += diagram::kTitleHeight;
         p.setFont(lineFont);
         p.setPen(heat && ms > 0 && !dark ? QColor(55, 65, 81) : dim);
@@ -1077,12 +1079,6 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                 Qt::AlignLeft | Qt::AlignVCenter,
                 p.fontMetrics().elidedText(q(line), Qt::ElideRight, static_cast<int>(textWidth)));
             y += diagram::kLineHeight;
-        }
-        if (heat && ms > 0) { // the time, at the item's top right
-            p.setFont(smallFont);
-            const QString label = QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2);
-            p.setPen(dark ? QColor(255, 200, 150) : QColor(154, 52, 18));
-            p.drawText(QRectF(r.x, r.y - 10, r.width, 10), Qt::AlignRight | Qt::AlignBottom, label);
         }
     }
     p.setFont(titleFont);

@@ -141,6 +141,7 @@ private:
     void clickedItem(int item);
     void contextMenuAt(const QPoint& global, int item);
     std::set<int> reach(int item, bool upstream) const;
+    void markReach(bool upstream);
     bool isMatchItem(int item) const;
     QColor heatColour(double fraction) const;
     double itemMs(int item, QString* what) const;
