@@ -755,11 +755,18 @@ QCborMap toCbor(const RunResult& r) {
         for (const auto& op : r.profile.operators) {
             operators.append(QCborArray{text(op.name), op.totalMs, op.selfMs, qint64(op.calls)});
         }
+        QCborArray shapes;
+        for (const auto& [value, shape] : r.profile.valueShapes) {
+            shapes.append(QCborArray{text(value), text(shape)});
+        }
         put(m, "profile",
             QCborMap{{QStringLiteral("operatorMs"), r.profile.operatorMs},
                      {QStringLiteral("wallMs"), r.profile.wallMs},
                      {QStringLiteral("modules"), modules},
-                     {QStringLiteral("operators"), operators}});
+                     {QStringLiteral("operators"), operators},
+                     {QStringLiteral("shapes"), shapes},
+                     {QStringLiteral("shapesError"), text(r.profile.shapesError)},
+                     {QStringLiteral("shapesMethod"), text(r.profile.shapesMethod)}});
     }
     return m;
 }
@@ -799,6 +806,13 @@ RunResult runResultFromCbor(const QCborMap& m) {
             r.profile.operators.push_back({e.at(0).toString().toStdString(), e.at(1).toDouble(),
                                            e.at(2).toDouble(), e.at(3).toInteger()});
         }
+        for (const auto& entry : array(p, "shapes")) {
+            const QCborArray e = entry.toArray();
+            r.profile.valueShapes[e.at(0).toString().toStdString()] =
+                e.at(1).toString().toStdString();
+        }
+        r.profile.shapesError = text(p, "shapesError");
+        r.profile.shapesMethod = text(p, "shapesMethod");
     }
     return r;
 }

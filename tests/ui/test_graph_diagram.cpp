@@ -362,6 +362,21 @@ private Q_SLOTS:
         auto* info = scriptscope::test::part<QLabel>(window_, "diagramInfo");
         QVERIFY2(info->text().contains(QStringLiteral("ms in the profiled run")),
                  qPrintable(info->text()));
+        // The edges carry the shapes that flowed: the input is 64x512, and so is every value.
+        QVERIFY(diagram_->showsRunShapes());
+        int shaped = 0;
+        for (size_t e = 0; e < pic->layout.edges.size(); ++e) {
+            shaped += diagram_->edgeLabel(static_cast<int>(e)) == QStringLiteral("64x512");
+        }
+        QCOMPARE(shaped, static_cast<int>(pic->layout.edges.size())); // x, heavy's, light's
+        // Off the inlined graph (the method's own graph has other value names): types again.
+        showInlined(false);
+        QVERIFY(settled());
+        QVERIFY(!diagram_->showsRunShapes());
+        QVERIFY(diagram_->hasProfile()); // the times stay with the model
+        showInlined(true);
+        QVERIFY(settled());
+        QVERIFY(diagram_->showsRunShapes());
         saveScreenshot(window_, QStringLiteral("diagram-profiled"));
         // Another model: no times of this one.
         QVERIFY(open(fx("quantized_mobilenet.pt")));

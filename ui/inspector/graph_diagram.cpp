@@ -485,6 +485,9 @@ void GraphDiagram::updateStatus() {
                        .arg(picture_->layoutMs, 0, 'f', 0)
                        .arg(l.laidOut)
                        .arg(l.scenes);
+    if (showsRunShapes()) {
+        text += QStringLiteral(" · ") + tr("edges show the shapes of the last profiled run");
+    }
     if (!l.stubs.empty()) {
         text += QStringLiteral(" · ") +
                 tr("values used by many items are shown as \u25B8 labels, not edges");
@@ -756,11 +759,17 @@ void GraphDiagram::updateInfo() {
         parts << QStringLiteral("<b>%1</b>").arg(esc(n.kind));
         parts << tr("module <code>%1</code>").arg(n.module.empty() ? tr("(root)") : esc(n.module));
         QStringList ins, outs;
+        const bool runShapes = showsRunShapes();
+        auto port = [&](const GraphPort& p) -> QString {
+            const auto shape = runShapes ? shapes_.find(p.name) : shapes_.end();
+            return QStringLiteral("%%1: %2").arg(esc(p.name), esc(p.type)) +
+                   (shape != shapes_.end() ? QStringLiteral(" ") + esc(shape->second) : QString());
+        };
         for (const GraphPort& p : n.inputs) {
-            ins << QStringLiteral("%%1: %2").arg(esc(p.name), esc(p.type));
+            ins << port(p);
         }
         for (const GraphPort& p : n.outputs) {
-            outs << QStringLiteral("%%1: %2").arg(esc(p.name), esc(p.type));
+            outs << port(p);
         }
         if (!ins.isEmpty()) {
             parts << tr("in %1").arg(ins.join(QStringLiteral(", ")));
@@ -806,7 +815,29 @@ void GraphDiagram::updateInfo() {
 // ---------------------------------------------------------------------------------------------
 // Times
 
+bool GraphDiagram::showsRunShapes() const {
+    return hasGraph_ && !shapes_.empty() && graph_.inlined && graph_.modulePath.empty() &&
+           graph_.method == shapesMethod_;
+}
+
+QString GraphDiagram::edgeLabel(int layoutEdge) const {
+    if (!picture_ || layoutEdge < 0 ||
+        layoutEdge >= static_cast<int>(picture_->layout.edges.size())) {
+        return {};
+    }
+    const DiagramEdge& edge = picture_->layout.edges[static_cast<size_t>(layoutEdge)];
+    if (showsRunShapes()) {
+        const auto it = shapes_.find(edge.value);
+        if (it != shapes_.end()) {
+            return q(it->second);
+        }
+    }
+    return q(edge.type);
+}
+
 void GraphDiagram::setProfile(const RunProfile& profile) {
+    shapes_ = profile.valueShapes;
+    shapesMethod_ = profile.shapesMethod;
     moduleMs_.clear();
     operatorMs_.clear();
     maxModuleMs_ = maxOperatorMs_ = 0;
@@ -824,6 +855,7 @@ void GraphDiagram::setProfile(const RunProfile& profile) {
         }
     }
     updateInfo();
+    updateStatus();
     canvas_->update();
 }
 
@@ -892,6 +924,8 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     const bool showText = scale >= kTextScale;
     const bool detail = scale >= kDetailScale;
     const bool heat = !moduleMs_.empty();
+    const bool shapes = showsRunShapes();
+    const QColor shapeColour = dark ? QColor(125, 211, 252) : QColor(3, 105, 161);
 
     QFont titleFont = font();
     titleFont.setPixelSize(static_cast<int>(diagram::kTitleFont));
@@ -988,13 +1022,13 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             p.drawPolygon(QPolygonF{tip, left, right});
         }
         if (showText && scale >= 0.8 && !edge.type.empty()) {
-            // The value's type beside the middle of the edge.
+            // The value's type (or the shape that flowed) beside the middle of the edge.
             const size_t mid = (edge.points.size() / 2) / 3 * 3;
             const LayoutPoint& m = edge.points[std::min(mid, edge.points.size() - 1)];
             p.setFont(smallFont);
-            p.setPen(marked ? highlight : dim);
+            p.setPen(marked ? highlight : shapes ? shapeColour : dim);
             p.drawText(QPointF(m.x + 4, m.y + 3),
-                       p.fontMetrics().elidedText(q(edge.type), Qt::ElideRight, 140));
+                       p.fontMetrics().elidedText(edgeLabel(e.index), Qt::ElideRight, 140));
         }
     }
     if (detail) {

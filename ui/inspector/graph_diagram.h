@@ -106,6 +106,10 @@ public:
     // call of their operator; an empty profile removes them.
     void setProfile(const RunProfile& profile);
     bool hasProfile() const { return !moduleMs_.empty(); }
+    // An edge's label: the shape that flowed along its value in the profiled run, where the
+    // diagram shows that run's method inlined; else the value's type.
+    QString edgeLabel(int layoutEdge) const;
+    bool showsRunShapes() const;
 
     bool exportSvg(const QString& path, QString* error) const;
     // One PNG, or tiles PATH-rROW-cCOL.png when larger than `maxSide` pixels; returns the files.
@@ -176,6 +180,8 @@ private:
 
     std::map<std::string, double> moduleMs_;
     std::map<std::string, double> operatorMs_; // average per call
+    std::map<std::string, std::string> shapes_;
+    std::string shapesMethod_;
     double maxModuleMs_ = 0;
     double maxOperatorMs_ = 0;
 

@@ -265,6 +265,9 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     inlinedGraph_.clear();
     graphRequest_ = 0;
     diagrams_.clear(); // built from the previous load: a reload may have changed the graph
+    if (otherModel) {
+        profile_ = RunProfile{};
+    }
     diagramRequest_ = 0;
     diagramKey_.clear();
     diagramShown_.clear();
@@ -323,6 +326,7 @@ void ModelWorkspace::setRecentFiles(const QStringList& paths) {
 
 void ModelWorkspace::setProfile(const RunProfile& profile) {
     treeModel_->setProfile(profile);
+    profile_ = profile;
     diagram_->setProfile(profile);
     tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
 }
@@ -451,6 +455,7 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
     if (it != diagrams_.end()) {
         diagramShown_ = key;
         diagram_->setGraph(it->second);
+        diagram_->setProfile(profile_); // this model's last profiled run, if any
         nodeOfIrLine_.clear();
         for (const GraphNode& n : it->second.nodes) {
             if (n.irLine > 0) {

@@ -116,6 +116,7 @@ private:
     QString diagramShown_; // what the diagram shows
     std::map<int, int> nodeOfIrLine_;
     bool syncingText_ = false;
+    RunProfile profile_; // the shown model's last profiled run
     ArchiveView* archive_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,11 @@ struct RunProfile {
     double wallMs = 0;     // the profiled iteration, end to end
     std::vector<ModuleTime> modules;     // every module with time, parents before children
     std::vector<OperatorTime> operators; // by total time, longest first
+    // The tensor shapes that flowed along the values of the run method's inlined graph, by the
+    // values' debug names ("1x64x56x56"): the diagram's edge labels after the run.
+    std::map<std::string, std::string> valueShapes;
+    std::string shapesMethod; // the method whose inlined graph they are of
+    std::string shapesError;  // why there are none, when recording them failed
 };
 
 struct RunResult {

@@ -6,7 +6,9 @@
 
 #include <torch/script.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace scriptscope::detail {
 
@@ -14,5 +16,13 @@ namespace scriptscope::detail {
 // belongs to at `ownerPath` in the loaded model.
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
                            const torch::jit::Method& method, bool inlined);
+
+// The shapes of the tensors that flowed along each value of the method's inlined graph in one
+// run with `inputs` (self excluded), by the value's debug name as GraphModel edges name it:
+// "1x64x56x56", a "?" for a size that changed between uses (in a loop). PyTorch's own
+// ProfilingRecord instruments a copy of the graph, which the interpreter runs once.
+std::map<std::string, std::string> recordValueShapes(const torch::jit::Module& owner,
+                                                     const torch::jit::Method& method,
+                                                     const std::vector<c10::IValue>& inputs);
 
 } // namespace scriptscope::detail

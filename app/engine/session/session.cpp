@@ -971,6 +971,16 @@ Expected<RunResult> Session::run(const RunRequest& request) {
             activeProfiler = nullptr;
             result.profile = summarize(profiler, wallMs);
             result.profiled = true;
+            // The shapes along the graph's values, for the diagram: one more run, uninstrumented
+            // by the timing callbacks, through PyTorch's profiling interpreter.
+            result.profile.shapesMethod = request.method;
+            try {
+                result.profile.valueShapes =
+                    detail::recordValueShapes(*impl_->module, *method, inputs);
+            } catch (const std::exception& error) {
+                const std::string what = error.what();
+                result.profile.shapesError = what.substr(0, what.find('\n'));
+            }
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
