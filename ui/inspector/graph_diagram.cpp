@@ -485,16 +485,21 @@ void GraphDiagram::updateStatus() {
                        .arg(picture_->layoutMs, 0, 'f', 0)
                        .arg(l.laidOut)
                        .arg(l.scenes);
+    // What the picture means goes into the tooltip; what went wrong stays in view.
+    QString details = text;
     if (showsRunShapes()) {
-        text += QStringLiteral(" · ") + tr("edges show the shapes of the last profiled run");
+        text += QStringLiteral(" · ") + tr("shapes of the last profiled run");
+        details += QStringLiteral("\n") + tr("Edges show the shapes of the last profiled run.");
     }
     if (!l.stubs.empty()) {
-        text += QStringLiteral(" · ") +
-                tr("values used by many items are shown as \u25B8 labels, not edges");
+        details += QStringLiteral("\n") +
+                   tr("Values used by many items are shown as \u25B8 labels on them, not edges.");
     }
     for (const std::string& note : notes_) {
         text += QStringLiteral("\n") + q(note);
+        details += QStringLiteral("\n") + q(note);
     }
+    status_->setToolTip(details);
     status_->setText(text);
 }
 
