@@ -378,6 +378,23 @@ private Q_SLOTS:
         QVERIFY(settled());
         QVERIFY(diagram_->showsRunShapes());
         saveScreenshot(window_, QStringLiteral("diagram-profiled"));
+        // A node of the whole model's graph selects its module in the tree, and the .code view
+        // goes to the line that made it: aten::linear, in heavy.linear's forward.
+        int linear = -1;
+        for (const GraphNode& n : diagram_->graph().nodes) {
+            if (n.kind == "aten::linear") {
+                linear = n.id;
+            }
+        }
+        QVERIFY(linear >= 0);
+        QVERIFY(!diagram_->graph().nodes[static_cast<size_t>(linear)].sourceText.empty());
+        diagram_->selectNode(linear);
+        QCOMPARE(window_->modelWorkspace()->selectedModulePath(), QStringLiteral("heavy.linear"));
+        QPlainTextEdit* code = window_->modelWorkspace()->codeText()->editor();
+        QVERIFY2(code->textCursor().block().text().contains(QStringLiteral("linear(")),
+                 qPrintable(code->textCursor().block().text()));
+        QVERIFY(settled());
+        QVERIFY(diagram_->itemOfNode(linear) >= 0); // revealed: heavy and its loop opened
         // Another model: no times of this one.
         QVERIFY(open(fx("quantized_mobilenet.pt")));
         showInlined(true);

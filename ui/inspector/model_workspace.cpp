@@ -482,8 +482,20 @@ void ModelWorkspace::showNodeInText(int node) {
         node >= static_cast<int>(diagram_->graph().nodes.size())) {
         return;
     }
-    const GraphNode& n = diagram_->graph().nodes[static_cast<size_t>(node)];
+    const GraphModel& graph = diagram_->graph();
+    const GraphNode& n = graph.nodes[static_cast<size_t>(node)];
     const QScopedValueRollback<bool> syncing(syncingText_, true);
+    // In the whole model's graph, the node's module is selected in the tree (its details, its
+    // code): first, since showing a module shows its graph text anew.
+    if (graph.inlined && n.group >= 0 && n.group < static_cast<int>(graph.groups.size())) {
+        const QString path =
+            QString::fromStdString(graph.groups[static_cast<size_t>(n.group)].module);
+        const QModelIndex index = treeProxy_->mapFromSource(treeModel_->indexOfPath(path));
+        if (path != selectedModulePath() && index.isValid()) {
+            tree_->setCurrentIndex(index);
+            tree_->scrollTo(index);
+        }
+    }
     if (n.irLine > 0) {
         QPlainTextEdit* editor = graph_->editor();
         const QTextBlock block = editor->document()->findBlockByNumber(n.irLine - 1);
