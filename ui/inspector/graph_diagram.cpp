@@ -1470,6 +1470,10 @@ void DiagramCanvas::mouseMoveEvent(QMouseEvent* event) {
     if (minimapDrag_) {
         const DiagramPicture* pic = diagram_->picture();
         const QRectF r = minimapRect();
+        if (!pic || r.isEmpty()) { // the picture went (another graph) while dragging
+            minimapDrag_ = false;
+            return;
+        }
         const double sx = pic->layout.width / r.width(), sy = pic->layout.height / r.height();
         const QPointF at = (event->position() - r.topLeft());
         origin_ = QPointF(at.x() * sx, at.y() * sy) - QPointF(width(), height()) / scale_ / 2;
