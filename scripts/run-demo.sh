@@ -4,7 +4,7 @@
 # demo through the CLI instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh scriptscope scriptscope-worker scriptscope-cli
+scripts/setup.sh scriptscope scriptscope-worker scriptscope-layout scriptscope-cli
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
     exec build/bin/scriptscope "$@"
 fi
