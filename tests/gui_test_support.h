@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QString>
 #include <QTabWidget>
@@ -26,6 +27,23 @@ inline void saveScreenshot(QWidget* widget, const QString& name) {
     const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
     QDir().mkpath(folder);
     QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
+}
+
+// Opens a model in the window and waits for it to be shown or refused; true when shown (a
+// refusal or no answer is reported as a warning).
+inline bool openModel(MainWindow* window, const QString& path) {
+    QSignalSpy shown(window, &MainWindow::modelShown);
+    QSignalSpy error(window, &MainWindow::errorShown);
+    window->openFile(path);
+    const bool answered =
+        QTest::qWaitFor([&]() { return !shown.isEmpty() || !error.isEmpty(); }, 120000);
+    if (!answered) {
+        qWarning() << "no answer to opening" << path;
+    }
+    if (!error.isEmpty()) {
+        qWarning() << "open failed:" << error.first().first().toString();
+    }
+    return !shown.isEmpty();
 }
 
 // The window's views, found by their object names (they are not part of the window's API).

@@ -61,13 +61,7 @@ private:
     MainWindow* window_ = nullptr;
     GraphDiagram* diagram_ = nullptr;
 
-    bool open(const QString& path) {
-        QSignalSpy shown(window_, &MainWindow::modelShown);
-        QSignalSpy error(window_, &MainWindow::errorShown);
-        window_->openFile(path);
-        (void)QTest::qWaitFor([&]() { return !shown.isEmpty() || !error.isEmpty(); }, 120000);
-        return !shown.isEmpty();
-    }
+    bool open(const QString& path) { return scriptscope::test::openModel(window_, path); }
 
     // Waits for the diagram to show a laid-out picture of a graph.
     bool settled(int timeoutMs = 60000) {
@@ -285,7 +279,7 @@ private Q_SLOTS:
         QCOMPARE(nodes, wantNodes);
         QCOMPARE(boxes, wantBoxes);
         QCOMPARE(edges, static_cast<int>(pic->layout.edges.size()));
-        for (const ItemText& t : pic->texts) {
+        for (const ItemText& t : pic->layout.texts) {
             QVERIFY2(texts.contains(QString::fromStdString(t.title)), t.title.c_str());
         }
         // PNG, tiled: each tile has something drawn in it, and the tiles cover the picture.

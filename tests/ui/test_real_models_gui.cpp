@@ -76,21 +76,7 @@ private:
     MainWindow* window_ = nullptr;
     RunPanel* panel_ = nullptr;
 
-    bool open(const QString& path) {
-        QSignalSpy shown(window_, &MainWindow::modelShown);
-        QSignalSpy error(window_, &MainWindow::errorShown);
-        window_->openFile(path);
-        // Returns when either signal came.
-        const bool answered =
-            QTest::qWaitFor([&]() { return !shown.isEmpty() || !error.isEmpty(); }, 120000);
-        if (!answered) {
-            qWarning() << "no answer to opening" << path;
-        }
-        if (!error.isEmpty()) {
-            qWarning() << "open failed:" << error.first().first().toString();
-        }
-        return !shown.isEmpty();
-    }
+    bool open(const QString& path) { return scriptscope::test::openModel(window_, path); }
 
     bool run() {
         QSignalSpy shown(panel_, &RunPanel::runShown);

@@ -258,9 +258,7 @@ void GraphDiagram::setGraph(const GraphModel& graph) {
     cache_ = std::make_shared<LayoutCache>();
     picture_.reset();
     selectedNode_ = selectedItem_ = -1;
-    marked_.clear();
-    neighbours_.clear();
-    markedEdges_.clear();
+    markAround(-1);
     notes_.clear();
     fitAfterLayout_ = true;
     centreNodeAfterLayout_ = -1;
@@ -281,11 +279,10 @@ void GraphDiagram::showMessage(const QString& message) {
     picture_.reset();
     expanded_.clear();
     selectedNode_ = selectedItem_ = -1;
-    marked_.clear();
-    neighbours_.clear();
-    markedEdges_.clear();
+    markAround(-1);
     matches_.clear();
     matchSet_.clear();
+    matchGroups_.clear();
     currentMatch_ = -1;
     generation_++; // a job still running for the previous graph is ignored when it ends
     cancel_->store(true);
@@ -391,10 +388,6 @@ void GraphDiagram::startJob() {
         if (cancel->load()) {
             return std::shared_ptr<DiagramPicture>();
         }
-        picture->texts.reserve(picture->visible.items.size());
-        for (const VisibleItem& item : picture->visible.items) {
-            picture->texts.push_back(itemText(*graph, item));
-        }
         picture->index.build(picture->layout, picture->layout.stubs);
         picture->itemEdges.resize(picture->visible.items.size());
         for (size_t e = 0; e < picture->layout.edges.size(); ++e) {
@@ -423,26 +416,8 @@ void GraphDiagram::jobFinished() {
         picture_ = std::move(picture);
         notes_ = *jobNotes_;
         // The selection and the marks are items of the old picture: carry them over by node.
-        marked_.clear();
         selectedItem_ = selectedNode_ >= 0 ? itemOfNode(selectedNode_) : -1;
-        if (selectedItem_ >= 0) {
-            marked_.insert(selectedItem_);
-        }
-        neighbours_.clear();
-        markedEdges_.clear();
-        if (selectedItem_ >= 0) {
-            for (const int e : picture_->itemEdges[static_cast<size_t>(selectedItem_)]) {
-                markedEdges_.insert(e);
-                for (const int v : picture_->layout.edges[static_cast<size_t>(e)].edges) {
-                    const VisibleEdge& edge = picture_->visible.edges[static_cast<size_t>(v)];
-                    for (const int i : {edge.from, edge.to}) {
-                        if (i >= 0 && i != selectedItem_) {
-                            neighbours_.insert(i);
-                        }
-                    }
-                }
-            }
-        }
+        markAround(selectedItem_);
         canvas_->pictureChanged();
         if (fitAfterLayout_) {
             fitAfterLayout_ = false;
@@ -536,6 +511,7 @@ int GraphDiagram::search(const QString& text) {
     searchText_ = text.trimmed();
     matches_.clear();
     matchSet_.clear();
+    matchGroups_.clear();
     currentMatch_ = -1;
     if (hasGraph_ && !searchText_.isEmpty()) {
         const std::string needle = searchText_.toLower().toStdString();
@@ -552,6 +528,9 @@ int GraphDiagram::search(const QString& text) {
             if (match) {
                 matches_.push_back(n.id);
                 matchSet_.insert(n.id);
+                for (int g = n.group; g >= 0 && matchGroups_.insert(g).second;
+                     g = graph_.groups[static_cast<size_t>(g)].parent) {
+                }
             }
         }
     }
@@ -594,18 +573,8 @@ bool GraphDiagram::isMatchItem(int item) const {
         return false;
     }
     const VisibleItem& v = picture_->visible.items[static_cast<size_t>(item)];
-    if (!v.isGroup) {
-        return matchSet_.count(v.id) > 0;
-    }
-    for (const int node : matches_) { // a collapsed group holding a match
-        for (int g = graph_.nodes[static_cast<size_t>(node)].group; g >= 0;
-             g = graph_.groups[static_cast<size_t>(g)].parent) {
-            if (g == v.id) {
-                return true;
-            }
-        }
-    }
-    return false;
+    // A node that matches, or a collapsed group holding one.
+    return v.isGroup ? matchGroups_.count(v.id) > 0 : matchSet_.count(v.id) > 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -616,9 +585,7 @@ void GraphDiagram::selectNode(int node, bool quiet) {
         return;
     }
     selectedNode_ = node;
-    marked_.clear();
-    neighbours_.clear();
-    markedEdges_.clear();
+    markAround(-1);
     selectedItem_ = -1;
     if (node >= 0) {
         const int item = itemOfNode(node);
@@ -637,19 +604,13 @@ void GraphDiagram::selectNode(int node, bool quiet) {
     }
 }
 
-void GraphDiagram::clickedItem(int item) {
-    selectedItem_ = item;
+void GraphDiagram::markAround(int item) {
     marked_.clear();
     neighbours_.clear();
     markedEdges_.clear();
     if (item < 0 || !picture_) {
-        selectedNode_ = -1;
-        updateInfo();
-        canvas_->update();
         return;
     }
-    const VisibleItem& v = picture_->visible.items[static_cast<size_t>(item)];
-    selectedNode_ = v.isGroup ? -1 : v.id;
     marked_.insert(item);
     for (const int e : picture_->itemEdges[static_cast<size_t>(item)]) {
         markedEdges_.insert(e);
@@ -662,6 +623,19 @@ void GraphDiagram::clickedItem(int item) {
             }
         }
     }
+}
+
+void GraphDiagram::clickedItem(int item) {
+    selectedItem_ = item;
+    markAround(item);
+    if (item < 0 || !picture_) {
+        selectedNode_ = -1;
+        updateInfo();
+        canvas_->update();
+        return;
+    }
+    const VisibleItem& v = picture_->visible.items[static_cast<size_t>(item)];
+    selectedNode_ = v.isGroup ? -1 : v.id;
     updateInfo();
     canvas_->update();
 }
@@ -1091,7 +1065,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (!showText) {
             continue;
         }
-        const ItemText& t = pic.texts[i];
+        const ItemText& t = l.texts[i];
         const double textWidth = r.width - 2 * diagram::kPadding + 4;
         double y = r.y + diagram::kPadding - 3;
         double titleWidth = textWidth;

@@ -55,7 +55,6 @@ struct DiagramPicture {
     quint64 generation = 0;
     VisibleGraph visible;
     DiagramLayout layout;
-    std::vector<ItemText> texts; // per visible item
     DiagramIndex index;
     std::vector<std::vector<int>> itemEdges; // per visible item: the layout edges touching it
     double layoutMs = 0;
@@ -143,6 +142,8 @@ private:
     void itemActivated(int item); // double-click on an item
     void clusterActivated(int group);
     void clickedItem(int item);
+    // Marks the item, its edges and its neighbours (none for -1).
+    void markAround(int item);
     void contextMenuAt(const QPoint& global, int item);
     std::set<int> reach(int item, bool upstream) const;
     void markReach(bool upstream);
@@ -175,6 +176,7 @@ private:
     std::set<int> markedEdges_;
     std::vector<int> matches_; // node ids, in order
     std::set<int> matchSet_;
+    std::set<int> matchGroups_; // the groups holding a match (each match's ancestors)
     int currentMatch_ = -1;
     QString searchText_;
 

@@ -10,6 +10,9 @@ namespace scriptscope {
 // "3.4 KiB": sizes as people read them.
 std::string formatBytes(uint64_t bytes);
 
+// "3,440,060": a count with thousands separators.
+std::string formatCount(int64_t n);
+
 // "[1, 3, 224, 224]": a tensor's shape as PyTorch prints a list of sizes.
 std::string formatShape(const std::vector<int64_t>& shape);
 

@@ -82,6 +82,15 @@ std::string formatBytes(uint64_t bytes) {
     return text;
 }
 
+std::string formatCount(int64_t n) {
+    std::string digits = std::to_string(n);
+    const int first = digits[0] == '-' ? 1 : 0;
+    for (int i = static_cast<int>(digits.size()) - 3; i > first; i -= 3) {
+        digits.insert(static_cast<size_t>(i), ",");
+    }
+    return digits;
+}
+
 std::string formatShape(const std::vector<int64_t>& shape) {
     std::string text = "[";
     for (size_t i = 0; i < shape.size(); ++i) {

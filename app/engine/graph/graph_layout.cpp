@@ -1,6 +1,7 @@
 #include "graph_layout.h"
 
 #include <child_process.h>
+#include <format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,14 +17,6 @@
 namespace scriptscope {
 
 namespace {
-
-std::string withThousands(int64_t n) {
-    std::string digits = std::to_string(n);
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
-        digits.insert(static_cast<size_t>(i), ",");
-    }
-    return digits;
-}
 
 size_t utf8Length(const std::string& text) {
     size_t n = 0;
@@ -61,7 +54,18 @@ std::string elided(const std::string& text, size_t chars) {
     return out + "\xE2\x80\xA6";
 }
 
-ItemText itemText(const GraphModel& model, const VisibleItem& item) {
+std::vector<size_t> nodesPerGroup(const GraphModel& model) {
+    std::vector<size_t> count(model.groups.size(), 0);
+    for (const GraphNode& n : model.nodes) {
+        for (int at = n.group; at >= 0; at = groupOf(model, at).parent) {
+            ++count[static_cast<size_t>(at)];
+        }
+    }
+    return count;
+}
+
+ItemText itemText(const GraphModel& model, const VisibleItem& item,
+                  const std::vector<size_t>& nodesIn) {
     ItemText text;
     if (item.isGroup) {
         const GraphGroup& g = groupOf(model, item.id);
@@ -69,19 +73,11 @@ ItemText itemText(const GraphModel& model, const VisibleItem& item) {
         if (!g.type.empty()) {
             text.lines.push_back(elided(g.type, diagram::kMaxLineChars));
         }
-        size_t nodes = 0;
-        for (const GraphNode& n : model.nodes) { // inside g: g or a descendant of it
-            for (int at = n.group; at >= 0; at = groupOf(model, at).parent) {
-                if (at == g.id) {
-                    ++nodes;
-                    break;
-                }
-            }
-        }
+        const size_t nodes = nodesIn[static_cast<size_t>(g.id)];
         std::string facts =
-            withThousands(static_cast<int64_t>(nodes)) + (nodes == 1 ? " node" : " nodes");
+            formatCount(static_cast<int64_t>(nodes)) + (nodes == 1 ? " node" : " nodes");
         if (g.parameters > 0) {
-            facts += " · " + withThousands(g.parameters) + " parameters";
+            facts += " · " + formatCount(g.parameters) + " parameters";
         }
         text.lines.push_back(facts);
         return text;
@@ -124,6 +120,7 @@ struct SceneBuilder {
     std::vector<int> itemScene, itemIndex; // per visible item
     std::vector<int> inputItems;
     int outputItem = -1;
+    std::vector<ItemText> texts;                             // per visible item
     std::map<std::tuple<int, bool, std::string>, int> ports; // (scene, in, value) -> item
     std::map<std::tuple<int, int, int, std::string>, int> edgeOf;
 
@@ -205,6 +202,8 @@ struct SceneBuilder {
 
         itemScene.assign(visible.items.size(), root);
         itemIndex.assign(visible.items.size(), -1);
+        const std::vector<size_t> nodesIn = nodesPerGroup(model);
+        texts.reserve(visible.items.size());
         for (size_t i = 0; i < visible.items.size(); ++i) {
             const VisibleItem& v = visible.items[i];
             const int group = v.isGroup ? groupOf(model, v.id).parent
@@ -214,7 +213,8 @@ struct SceneBuilder {
             SceneItem item;
             item.kind = v.isGroup ? SceneItem::Kind::Box : SceneItem::Kind::Node;
             item.ref = static_cast<int>(i);
-            itemSize(itemText(model, v), v.isGroup, item.width, item.height);
+            texts.push_back(itemText(model, v, nodesIn));
+            itemSize(texts.back(), v.isGroup, item.width, item.height);
             itemIndex[i] = addItem(itemScene[i], item);
         }
 
@@ -736,6 +736,7 @@ DiagramLayout layoutDiagram(const GraphModel& model, const VisibleGraph& visible
     // Compose: each scene at its Group item's place in its parent, inside the title and padding.
     constexpr double kMargin = 16;
     diagram.items.resize(visible.items.size());
+    diagram.texts = std::move(builder.texts);
     diagram.inputs.resize(model.inputs.size());
     std::vector<std::vector<LayoutRect>> absolute(count);
     std::vector<LayoutPoint> offset(count);
@@ -972,9 +973,9 @@ std::string toSvg(const GraphModel& model, const VisibleGraph& visible,
         }
         svg << "</g>\n";
     };
-    for (size_t i = 0; i < visible.items.size() && i < layout.items.size(); ++i) {
+    for (size_t i = 0; i < visible.items.size() && i < layout.texts.size(); ++i) {
         const VisibleItem& item = visible.items[i];
-        box(layout.items[i], itemText(model, item), item.isGroup ? "#e8eef7" : "#ffffff",
+        box(layout.items[i], layout.texts[i], item.isGroup ? "#e8eef7" : "#ffffff",
             item.isGroup ? "#5b7bb2" : "#94a3b8", item.isGroup ? 2 : 1,
             item.isGroup ? "box" : "node", (item.isGroup ? "g" : "n") + std::to_string(item.id));
     }

@@ -60,7 +60,10 @@ constexpr double kPortSize = 8;
 constexpr size_t kHubFanOut = 16; // a value used by more items of one scene than this is a hub
 } // namespace diagram
 
-ItemText itemText(const GraphModel& model, const VisibleItem& item);
+// `nodesIn[g]`: the nodes inside group g, its descendants' included (see nodesPerGroup).
+ItemText itemText(const GraphModel& model, const VisibleItem& item,
+                  const std::vector<size_t>& nodesIn);
+std::vector<size_t> nodesPerGroup(const GraphModel& model);
 // The size an item is drawn at: from its text, by the average advances above.
 void itemSize(const ItemText& text, bool box, double& width, double& height);
 // A line cut to at most `chars` characters (UTF-8 aware), with "…" when it was cut.
@@ -174,6 +177,7 @@ struct DiagramLayout {
     double width = 0;
     double height = 0;
     std::vector<LayoutRect> items;  // per VisibleGraph item
+    std::vector<ItemText> texts;    // per VisibleGraph item: what it shows (its size came from it)
     std::vector<LayoutRect> inputs; // per GraphModel input
     LayoutRect output;
     std::vector<DiagramCluster> clusters; // open groups, outer ones first (the root first)

@@ -32,7 +32,7 @@ struct GraphNode {
     std::string source; // "file:line" of the code that made the node, where known
     int sourceLine = 0; // that line, in the file the source names (0: unknown)
     std::string sourceText; // the first line of that source, trimmed (to find it in .code)
-    int irLine = 0;     // the node's line in the graph's IR text, counted from 1
+    int irLine = 0;         // the node's line in the graph's IR text, counted from 1
     std::vector<GraphAttribute> attributes;
     std::vector<GraphPort> inputs; // the values that are drawn (not the folded ones)
     std::vector<GraphPort> outputs;

@@ -1,5 +1,7 @@
 #include "graph_model.h"
 
+#include <format.h>
+
 #include <map>
 #include <set>
 #include <sstream>
@@ -23,14 +25,6 @@ std::string quoted(const std::string& text) {
         }
     }
     return out + '"';
-}
-
-std::string withThousands(int64_t n) {
-    std::string digits = std::to_string(n);
-    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
-        digits.insert(static_cast<size_t>(i), ",");
-    }
-    return digits;
 }
 
 } // namespace
@@ -134,7 +128,7 @@ std::string toDot(const GraphModel& model, const VisibleGraph& visible) {
             const GraphGroup& g = model.groups[static_cast<size_t>(item.id)];
             std::string label = g.label + "\n" + g.type;
             if (g.parameters > 0) {
-                label += "\n" + withThousands(g.parameters) + " parameters";
+                label += "\n" + formatCount(g.parameters) + " parameters";
             }
             dot << quoted(label) << ", fillcolor=\"#e8eef7\", penwidth=2";
         } else {
