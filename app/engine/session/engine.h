@@ -6,6 +6,7 @@
 #include "format.h"
 #include "graph_model.h"
 #include "model_info.h"
+#include "numerics_types.h"
 #include "run_types.h"
 
 #include <array>
@@ -62,6 +63,18 @@ public:
     Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
                                     bool inlined) const;
     Expected<RunResult> run(const RunRequest& request);
+
+    // One run of the method through a copy of its inlined graph with a probe after every node:
+    // statistics of every tensor value in execution order, the first NaN or Inf, and, on request,
+    // a comparison with another device, values saved from Python or another archive.
+    Expected<ActivationReport> activations(const ActivationRequest& request);
+
+    // Passes applied in order to a copy of the model; both timed and their outputs compared.
+    Expected<OptimizeResult> optimize(const OptimizeRequest& request);
+
+    // This model against another loaded one: modules, tensors, attributes, code, graphs, extra
+    // files.
+    Expected<ArchiveDiff> diff(const Session& other) const;
 
     // min/max/mean/std and NaN/Inf counts of the module's own parameters and buffers, computed on
     // request (they read every value). Each value's key is the tensor's name.

@@ -85,10 +85,12 @@ struct ModuleFacts {
 
 class Builder {
 public:
-    Builder(const torch::jit::Module& owner, const std::string& ownerPath, GraphModel& model)
+    Builder(const torch::jit::Module& owner, const std::string& ownerPath, GraphModel& model,
+            std::vector<Node*>* order = nullptr)
         : owner_(owner)
         , ownerPath_(ownerPath)
-        , model_(model) {
+        , model_(model)
+        , order_(order) {
         for (const auto& entry : owner_.named_modules()) {
             modules_.emplace(joinPath(ownerPath_, entry.name), entry.value);
         }
@@ -397,6 +399,9 @@ private:
             }
             const int id = n.id;
             model_.nodes.push_back(std::move(n));
+            if (order_) {
+                order_->push_back(node);
+            }
             for (Value* v : node->inputs()) {
                 connect(v, id, -1, false);
             }
@@ -438,6 +443,7 @@ private:
     const torch::jit::Module& owner_;
     const std::string& ownerPath_;
     GraphModel& model_;
+    std::vector<Node*>* order_;
     std::unordered_map<const Value*, Resolved> resolved_;
     std::unordered_map<const Value*, int> producers_;
     std::unordered_map<const Value*, int> graphInputs_;
@@ -463,6 +469,17 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     model.method = method.name();
     model.inlined = inlined;
     Builder(owner, ownerPath, model).build(*graph);
+    return model;
+}
+
+GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
+                           const std::string& method, torch::jit::Graph& graph, bool inlined,
+                           std::vector<Node*>& nodes) {
+    GraphModel model;
+    model.modulePath = ownerPath;
+    model.method = method;
+    model.inlined = inlined;
+    Builder(owner, ownerPath, model, &nodes).build(graph);
     return model;
 }
 

@@ -17,6 +17,12 @@ namespace scriptscope::detail {
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
                            const torch::jit::Method& method, bool inlined);
 
+// The same for a graph the caller holds (already copied and inlined as wanted); nodes[id] is the
+// graph's node behind GraphModel node `id`.
+GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
+                           const std::string& method, torch::jit::Graph& graph, bool inlined,
+                           std::vector<torch::jit::Node*>& nodes);
+
 // The shapes of the tensors that flowed along each value of the method's inlined graph in one
 // run with `inputs` (self excluded), by the value's debug name as GraphModel edges name it:
 // "1x64x56x56", a "?" for a size that changed between uses (in a loop). PyTorch's own

@@ -1,6 +1,7 @@
 #include "engine.h"
 #include "graph_builder.h"
 #include "probe.h"
+#include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
 
@@ -64,6 +65,7 @@ ProbeResult probeArchive(const std::string& path) {
 
 namespace {
 
+using detail::elapsedMs;
 using detail::errorFromException;
 
 // Why CUDA cannot be used here, in words; empty when it can.
@@ -522,12 +524,81 @@ std::vector<c10::IValue> argumentsFromFile(const c10::IValue& value,
     return {value};
 }
 
+} // namespace
+
+namespace detail {
+
 double elapsedMs(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
         .count();
 }
 
-} // namespace
+Expected<torch::Device> parseDevice(const std::string& text) {
+    return scriptscope::parseDevice(text);
+}
+
+std::string cudaDeviceName(int64_t index, uint64_t* memory) {
+    return scriptscope::cudaDeviceName(index, memory);
+}
+
+Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const std::string& path,
+                                        const std::string& name) {
+    return scriptscope::findMethod(module, path, name);
+}
+
+std::string methodCode(const torch::jit::Method& method) {
+    return scriptscope::methodCode(method);
+}
+
+void synchronize(const torch::Device& device) {
+    if (device.is_cuda()) {
+        torch::cuda::synchronize(device.index());
+    }
+}
+
+Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& modelDevice,
+                                 const torch::jit::Method& method, const RunRequest& request) {
+    PreparedRun run;
+    auto device = parseDevice(request.device);
+    if (!device) {
+        return device.error();
+    }
+    run.device = *device;
+    if (!request.inputsFile.empty()) {
+        auto value = loadValueFile(request.inputsFile);
+        if (!value) {
+            return value.error();
+        }
+        run.inputs = argumentsFromFile(*value, method.function().getSchema());
+        run.descriptions.push_back("from " + request.inputsFile);
+    }
+    for (const auto& spec : request.inputs) {
+        auto value = buildInput(spec);
+        if (!value) {
+            return value.error();
+        }
+        run.inputs.push_back(std::move(value).value());
+        run.descriptions.push_back(spec.describe());
+    }
+    if (auto error = conformInputs(method.function().getSchema(), run.inputs)) {
+        return *error;
+    }
+    try {
+        // The model moves once per device change, not per run.
+        if (modelDevice != run.device) {
+            module.to(run.device);
+            modelDevice = run.device;
+        }
+        for (auto& input : run.inputs) {
+            input = toDevice(input, run.device);
+        }
+    } catch (const std::exception& error) {
+        return errorFromException(error, ErrorKind::Device);
+    }
+    return run;
+}
+
+} // namespace detail
 
 std::vector<DeviceInfo> listDevices() {
     std::vector<DeviceInfo> devices;
@@ -545,15 +616,6 @@ std::vector<DeviceInfo> listDevices() {
     }
     return devices;
 }
-
-struct Session::Impl {
-    Expected<torch::jit::Method> method(const std::string& modulePath,
-                                        const std::string& name) const;
-
-    std::optional<torch::jit::Module> module;
-    torch::Device device{torch::kCPU};
-    std::string path;
-};
 
 Session::Session()
     : impl_(std::make_unique<Impl>()) {
@@ -883,57 +945,27 @@ Expected<RunResult> Session::run(const RunRequest& request) {
     if (request.iterations < 1 || request.warmup < 0) {
         return Error{ErrorKind::Input, "iterations must be at least 1 and warm-up at least 0"};
     }
-    auto device = parseDevice(request.device);
-    if (!device) {
-        return device.error();
-    }
     auto method = findMethod(*impl_->module, "", request.method);
     if (!method) {
         return method.error();
     }
+    auto prepared = detail::prepareRun(*impl_->module, impl_->device, *method, request);
+    if (!prepared) {
+        return prepared.error();
+    }
+    const torch::Device device = prepared->device;
+    std::vector<c10::IValue>& inputs = prepared.value().inputs;
     RunResult result;
     result.model = impl_->path;
     result.method = request.method;
-    result.device = device->str();
-    result.deviceName = device->is_cuda() ? cudaDeviceName(device->index(), nullptr) : "CPU";
+    result.device = device.str();
+    result.deviceName = device.is_cuda() ? cudaDeviceName(device.index(), nullptr) : "CPU";
     result.warmup = request.warmup;
-
-    std::vector<c10::IValue> inputs;
-    if (!request.inputsFile.empty()) {
-        auto value = detail::loadValueFile(request.inputsFile);
-        if (!value) {
-            return value.error();
-        }
-        inputs = argumentsFromFile(*value, method->function().getSchema());
-        result.inputDescriptions.push_back("from " + request.inputsFile);
-    }
-    for (const auto& spec : request.inputs) {
-        auto value = detail::buildInput(spec);
-        if (!value) {
-            return value.error();
-        }
-        inputs.push_back(std::move(value).value());
-        result.inputDescriptions.push_back(spec.describe());
-    }
-    if (auto error = conformInputs(method->function().getSchema(), inputs)) {
-        return *error;
-    }
+    result.inputDescriptions = prepared->descriptions;
 
     try {
-        // The model moves once per device change, not per run.
-        if (impl_->device != *device) {
-            impl_->module->to(*device);
-            impl_->device = *device;
-        }
-        for (auto& input : inputs) {
-            input = detail::toDevice(input, *device);
-        }
-        const bool cuda = device->is_cuda();
-        auto synchronize = [&]() {
-            if (cuda) {
-                torch::cuda::synchronize(device->index());
-            }
-        };
+        const bool cuda = device.is_cuda();
+        auto synchronize = [&]() { detail::synchronize(device); };
         c10::InferenceMode inferenceMode;
         c10::IValue output;
         for (int i = 0; i < request.warmup; ++i) {
@@ -952,7 +984,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         if (request.profile) {
             // Only this iteration carries the callbacks: the timed ones above ran without them.
             OperatorProfiler profiler;
-            profiler.cudaDevice = cuda ? std::max<int>(0, device->index()) : -1;
+            profiler.cudaDevice = cuda ? std::max<int>(0, device.index()) : -1;
             activeProfiler = &profiler;
             const auto handle = at::addThreadLocalCallback(
                 at::RecordFunctionCallback(&profileStart, &profileEnd)

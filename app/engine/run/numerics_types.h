@@ -1,0 +1,188 @@
+// Plain value structs for "where do the numbers go wrong": every value a run computed (the
+// activation inspector), optimisation passes applied to a copy of the model (the pass explorer)
+// and two archives compared. No LibTorch, no Qt: the engine fills them, the CLI, the protocol and
+// the GUI read them.
+#pragma once
+
+#include "run_types.h"
+#include "text_diff.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+// ---- Activations ----
+
+struct ActivationRequest {
+    RunRequest run; // method, inputs (or inputsFile) and device; warm-up and iterations unused
+    int bins = 32;  // histogram bins over each value's finite range
+    // Values kept whole (float32, every occurrence), by the GraphModel node id that computed them
+    // (-1: the method's inputs), up to pinBytes in all.
+    std::vector<int> pinNodes;
+    uint64_t pinBytes = uint64_t{256} << 20;
+    // Compare, node by node, with a second run of the same model and inputs on this device.
+    std::string compareDevice;
+    // Compare with values saved from Python: torch.save of a dict from module paths to tensors,
+    // each matched to the output of the module with that path.
+    std::string referenceFile;
+    // Compare with another archive run on the same inputs, module output by module output.
+    std::string referenceModel;
+    std::vector<std::string> referenceOperatorLibraries; // loaded before the reference model
+    double tolerance = 1e-4; // max |difference| above which two values differ
+    // A second run on the same device keeps every value (the first run's values held) in at most
+    // this many bytes; beyond it, later values are not compared (a note says so).
+    uint64_t compareBytes = uint64_t{4} << 30;
+};
+
+// One tensor value computed by one node (or a method input), at one occurrence: a node in a loop
+// computes a value per iteration, a module called twice computes its values twice.
+struct ActivationRecord {
+    int node = -1;      // GraphModel node id of the method's inlined graph; -1: an input
+    int occurrence = 0; // 0 for the first time this node ran, 1 for the second, ...
+    int output = 0;     // which output of the node
+    std::string value;  // the value's debug name, as the inlined graph's IR prints it
+    std::string kind;   // "aten::conv2d"; "input" for a method input
+    std::string module; // module path of the node (its call stack, or where it is drawn)
+    // The modules whose output this value is (a Sequential and its last child share one).
+    std::vector<std::string> moduleOutputs;
+    std::string source;     // "file:line" of the code that made the node, where known
+    std::string sourceText; // that line's first text
+    int irLine = 0;         // the node's line in the inlined graph's IR text
+    // The tensor
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::string device;
+    int64_t numel = 0;
+    double min = 0, max = 0, mean = 0, stddev = 0; // over the finite values
+    int64_t nanCount = 0, infCount = 0;
+    double histogramMin = 0, histogramMax = 0;
+    std::vector<int64_t> histogram; // counts of finite values in equal bins from min to max
+    std::string note;               // why there are no statistics (sparse, undefined, ...)
+    // Comparison (ActivationRequest::compareDevice / referenceFile / referenceModel)
+    bool compared = false;
+    double maxAbsDiff = 0;
+    std::string comparedWith;  // "cuda:0", "features.3 in FILE", ...
+    std::string compareNote;   // why it could not be compared (shape differs, ...)
+    std::vector<float> values; // ActivationRequest::pinNodes only
+
+    bool nonFinite() const { return nanCount > 0 || infCount > 0; }
+};
+
+struct ActivationReport {
+    std::string model;
+    std::string method;
+    std::string device;
+    std::vector<ActivationRecord> records; // in execution order
+    int firstNonFinite = -1; // index into records: the first value with a NaN or an Inf
+    std::vector<int> firstNonFiniteInputs; // indices into records: the values that node read
+    int firstDifference = -1; // index into records: the first compared value beyond tolerance
+    std::string comparison;   // what the run was compared with, in words; empty: nothing
+    double tolerance = 0;
+    int comparedCount = 0;
+    // Reference names that matched no module output (referenceFile / referenceModel).
+    std::vector<std::string> unmatched;
+    std::vector<std::string> notes;
+    double runMs = 0; // the instrumented run, statistics included
+    uint64_t pinnedBytes = 0;
+    OutputValue output;
+};
+
+// ---- Passes ----
+
+struct OptimizeRequest {
+    // In order: "freeze", "optimize-for-inference", "fold-conv-bn", "constant-propagation",
+    // "dead-code-elimination", "common-subexpression-elimination", "peephole", "remove-dropout",
+    // "fuse-linear". Applied to a copy: the loaded model is unchanged.
+    std::vector<std::string> passes;
+    RunRequest run; // inputs, device, warmup (at least 3), iterations; no inputs: not timed
+    std::string savePath;
+};
+
+struct KindCount {
+    std::string kind;
+    int before = 0;
+    int after = 0;
+};
+
+struct OptimizeResult {
+    std::string method;
+    std::vector<std::string> applied;
+    std::string graphBefore; // the original method's inlined graph, as Python prints it
+    std::string graphAfter;  // the optimised copy's graph
+    std::vector<DiffLine> graphDiff;
+    int nodesBefore = 0, nodesAfter = 0;
+    std::vector<KindCount> kinds; // by kind, every kind present before or after
+    bool timed = false;
+    TimingStats before, after;
+    double speedup = 0; // before.p50 / after.p50
+    bool outputsCompared = false;
+    double maxAbsDiff = 0;
+    std::string compareNote;
+    std::string saved; // the path written, when savePath was given and it could be written
+    std::vector<std::string> notes;
+};
+
+// Names and order of the passes OptimizeRequest takes, with a line about each.
+struct PassInfo {
+    std::string name;
+    std::string description;
+};
+const std::vector<PassInfo>& availablePasses();
+
+// ---- Two archives ----
+
+struct ModuleChange {
+    std::string path;
+    enum class Kind { Added, Removed, Retyped } kind = Kind::Added;
+    std::string typeA, typeB;
+};
+
+struct TensorChange {
+    std::string name; // "fc.weight"
+    enum class Kind { Added, Removed, Values, Shape, Dtype } kind = Kind::Values;
+    bool buffer = false;
+    std::vector<int64_t> shapeA, shapeB;
+    std::string dtypeA, dtypeB;
+    double maxAbsDiff = 0;
+    int64_t differing = 0; // elements that differ
+    int64_t numel = 0;
+};
+
+struct TextChange {
+    std::string module; // module path
+    std::string method;
+    std::string what; // "code" or "graph"
+    std::vector<DiffLine> lines;
+    int added = 0, removed = 0;
+};
+
+struct AttributeChange {
+    std::string module;
+    std::string name;
+    std::string valueA, valueB; // "" where absent
+};
+
+struct ExtraFileChange {
+    std::string name;
+    std::string change; // "added", "removed", "changed"
+};
+
+struct ArchiveDiff {
+    std::string pathA, pathB;
+    bool identical = true;
+    std::vector<ModuleChange> modules;
+    std::vector<TensorChange> tensors;
+    std::vector<AttributeChange> attributes;
+    std::vector<TextChange> texts;
+    std::vector<ExtraFileChange> extraFiles;
+    int tensorsCompared = 0;
+    double loadMsA = 0, loadMsB = 0, diffMs = 0;
+};
+
+const char* toString(ModuleChange::Kind kind);
+const char* toString(TensorChange::Kind kind);
+
+} // namespace scriptscope

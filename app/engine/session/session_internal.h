@@ -1,0 +1,51 @@
+// Internal to the engine's session files (includes LibTorch): the loaded model behind Session, and
+// what Session::run shares with the activation inspector and the pass explorer.
+#pragma once
+
+#include "engine.h"
+
+#include <torch/script.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+struct Session::Impl {
+    Expected<torch::jit::Method> method(const std::string& modulePath,
+                                        const std::string& name) const;
+
+    std::optional<torch::jit::Module> module;
+    torch::Device device{torch::kCPU};
+    std::string path;
+};
+
+namespace detail {
+
+Expected<torch::Device> parseDevice(const std::string& text);
+std::string cudaDeviceName(int64_t index, uint64_t* memory);
+Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const std::string& path,
+                                        const std::string& name);
+
+// Python's method.code.
+std::string methodCode(const torch::jit::Method& method);
+
+// A run's arguments built from the request (files, specs), checked against the method's schema,
+// on the request's device; the model moved there too.
+struct PreparedRun {
+    torch::Device device{torch::kCPU};
+    std::vector<c10::IValue> inputs;
+    std::vector<std::string> descriptions;
+};
+Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& modelDevice,
+                                 const torch::jit::Method& method, const RunRequest& request);
+
+// Waits for the device's queued work (CUDA); nothing on the CPU.
+void synchronize(const torch::Device& device);
+
+double elapsedMs(std::chrono::steady_clock::time_point since);
+
+} // namespace detail
+} // namespace scriptscope
