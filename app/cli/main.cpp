@@ -1387,6 +1387,14 @@ int commandOptimize(const Options& o) {
             j["after_ms"] = statsJson(r.after);
             j["speedup"] = r.speedup;
         }
+        nlohmann::json modules = nlohmann::json::array();
+        for (const auto& m : r.modules) {
+            modules.push_back({{"module", m.module}, {"max_abs_diff", m.maxAbsDiff}});
+        }
+        j["modules"] = modules;
+        j["first_different_module"] = r.firstDifferentModule.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(r.firstDifferentModule);
         j["outputs_compared"] = r.outputsCompared;
         if (r.outputsCompared) {
             j["max_abs_diff"] = r.maxAbsDiff;
@@ -1429,6 +1437,19 @@ int commandOptimize(const Options& o) {
         std::cout << "Outputs     max |diff| " << r.maxAbsDiff << "\n";
     } else if (!r.compareNote.empty()) {
         std::cout << "Outputs     not compared: " << r.compareNote << "\n";
+    }
+    if (!r.modules.empty()) {
+        std::cout << "Modules     " << r.modules.size() << " outputs compared; ";
+        if (r.firstDifferentModule.empty()) {
+            std::cout << "all within " << r.tolerance << "\n";
+        } else {
+            for (const auto& m : r.modules) {
+                if (m.module == r.firstDifferentModule) {
+                    std::cout << "the first beyond " << r.tolerance << ": " << m.module
+                              << " (max |diff| " << m.maxAbsDiff << ")\n";
+                }
+            }
+        }
     }
     if (!r.saved.empty()) {
         std::cout << "Saved       " << r.saved << "\n";

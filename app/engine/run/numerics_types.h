@@ -99,6 +99,7 @@ struct OptimizeRequest {
     std::vector<std::string> passes;
     RunRequest run; // inputs, device, warmup (at least 3), iterations; no inputs: not timed
     std::string savePath;
+    double tolerance = 1e-4; // module outputs differing by more are named
 };
 
 struct KindCount {
@@ -121,6 +122,15 @@ struct OptimizeResult {
     bool outputsCompared = false;
     double maxAbsDiff = 0;
     std::string compareNote;
+    // Module outputs compared (the copy run through the activation probes, where its nodes still
+    // know their modules), in the copy's execution order.
+    struct ModuleDelta {
+        std::string module;
+        double maxAbsDiff = 0;
+    };
+    std::vector<ModuleDelta> modules;
+    std::string firstDifferentModule; // beyond `tolerance`; empty: none
+    double tolerance = 1e-4;
     std::string saved; // the path written, when savePath was given and it could be written
     std::vector<std::string> notes;
 };

@@ -1060,6 +1060,86 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                     }
                 }
             }
+            // Module by module, where the copy's nodes still know their modules (freezing
+            // inlines with call stacks; an archive saved and loaded again has none).
+            ProbeRun mine;
+            mine.bins = 1;
+            mine.keepModuleOutputs = true;
+            runInstrumented(instrument(original, originalMethod), original, inputs, mine,
+                            prepared->device);
+            Instrumented theirs = instrument(copy, copyMethod);
+            // The module outputs in the original's execution order, and the modules the copy
+            // still has nodes of: a BatchNorm folded into the convolution before it has none, and
+            // the convolution's output in the copy stands for the BatchNorm's.
+            std::vector<std::string> order;
+            for (const auto& record : mine.records) {
+                const auto& paths = mine.siteModules[static_cast<size_t>(
+                    std::find_if(mine.index.begin(), mine.index.end(), [&](const auto& e) {
+                        return &mine.records[e.second] == &record;
+                    })->first.first)];
+                for (const auto& path : paths) {
+                    if (std::find(order.begin(), order.end(), path) == order.end()) {
+                        order.push_back(path);
+                    }
+                }
+            }
+            std::set<std::string> present;
+            for (const auto& node : theirs.model.nodes) {
+                for (std::string path = node.module; !path.empty();) {
+                    present.insert(path);
+                    const auto dot = path.rfind('.');
+                    path = dot == std::string::npos ? std::string() : path.substr(0, dot);
+                }
+            }
+            for (size_t s = 0; s < theirs.sites.size(); ++s) {
+                for (const auto& path : theirs.siteModules[s]) {
+                    if (!mine.moduleOutputs.count(path) ||
+                        (theirs.sites[s].reference.defined() &&
+                         path.size() <= theirs.sites[s].referenceName.size())) {
+                        continue;
+                    }
+                    std::string stands = path;
+                    std::string label = path;
+                    auto at = std::find(order.begin(), order.end(), path);
+                    while (at != order.end() && std::next(at) != order.end() &&
+                           !present.count(*std::next(at)) &&
+                           mine.moduleOutputs.count(*std::next(at))) {
+                        ++at;
+                        stands = *at;
+                        label += " + " + *at + " (folded)";
+                    }
+                    theirs.sites[s].reference = mine.moduleOutputs[stands].to(prepared->device);
+                    theirs.sites[s].referenceName = label;
+                }
+            }
+            ProbeRun compared;
+            compared.bins = 1;
+            runInstrumented(theirs, copy, inputs, compared, prepared->device);
+            std::map<std::string, size_t> at;
+            for (const auto& record : compared.records) {
+                if (!record.compared) {
+                    continue;
+                }
+                const auto found = at.find(record.comparedWith);
+                if (found == at.end()) {
+                    at.emplace(record.comparedWith, result.modules.size());
+                    result.modules.push_back({record.comparedWith, record.maxAbsDiff});
+                } else {
+                    // The last occurrence, as for a forward hook.
+                    result.modules[found->second].maxAbsDiff = record.maxAbsDiff;
+                }
+            }
+            result.tolerance = request.tolerance;
+            for (const auto& delta : result.modules) {
+                if (delta.maxAbsDiff > request.tolerance) {
+                    result.firstDifferentModule = delta.module;
+                    break;
+                }
+            }
+            if (result.modules.empty()) {
+                result.notes.push_back("the copy's nodes no longer say which module they came "
+                                       "from: only the outputs were compared");
+            }
         } else {
             result.notes.push_back("not timed: give the method's inputs to time both and compare "
                                    "their outputs");

@@ -1,0 +1,471 @@
+// Where numbers go wrong: the activation inspector finds the first NaN where make_numerics.py put
+// it (nested module, loop iteration, if branch), sees in-place ops when they happen, gives
+// Python's statistics, and compares with a device, saved values and another archive; the pass
+// explorer keeps the outputs and saves archives Python loads; the archive diff names what
+// differs.
+#include "test_support.h"
+
+#include <engine.h>
+#include <text_diff.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+using namespace scriptscope;
+using scriptscope::test::cudaExpected;
+using scriptscope::test::fixture;
+
+namespace {
+
+nlohmann::json readJson(const std::string& name) {
+    return nlohmann::json::parse(scriptscope::test::readText(fixture(name)));
+}
+
+std::unique_ptr<Session> loaded(const std::string& model) {
+    auto session = std::make_unique<Session>();
+    auto info = session->load(fixture(model));
+    if (!info) {
+        qFatal("cannot load %s: %s", model.c_str(), info.error().message.c_str());
+    }
+    return session;
+}
+
+ActivationRequest requestFor(const std::string& model) {
+    ActivationRequest request;
+    request.run.inputsFile = fixture(model + ".inputs.pt");
+    return request;
+}
+
+ActivationReport activations(const std::string& model, ActivationRequest request) {
+    Session session;
+    if (!session.load(fixture(model + ".pt"))) {
+        qFatal("cannot load %s", model.c_str());
+    }
+    auto report = session.activations(request);
+    if (!report) {
+        qFatal("activations of %s: %s", model.c_str(), report.error().message.c_str());
+    }
+    return std::move(report).value();
+}
+
+const ActivationRecord* moduleOutput(const ActivationReport& report, const std::string& path) {
+    const ActivationRecord* found = nullptr;
+    for (const auto& record : report.records) {
+        for (const auto& m : record.moduleOutputs) {
+            if (m == path) {
+                found = &record; // the last occurrence, as a forward hook keeps
+            }
+        }
+    }
+    return found;
+}
+
+bool close(double a, double b, double relative = 1e-5, double absolute = 1e-6) {
+    return std::abs(a - b) <= absolute + relative * std::abs(b);
+}
+
+} // namespace
+
+class TestNumerics : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void firstNonFiniteInNestedModule() {
+        const auto expected = readJson("numerics.expected.json")["nan_nested"];
+        const auto report = activations("nan_nested", requestFor("nan_nested"));
+        QVERIFY(report.firstNonFinite >= 0);
+        const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
+        QCOMPARE(bad.kind, expected["kind"].get<std::string>());
+        QCOMPARE(bad.module, expected["module"].get<std::string>());
+        QCOMPARE(bad.nanCount, expected["nan"].get<int64_t>());
+        QCOMPARE(bad.numel, expected["numel"].get<int64_t>());
+        QVERIFY(bad.irLine > 0);
+        QVERIFY(!bad.source.empty());
+        // Every value before it is finite, and values after it carry the NaN on.
+        for (int i = 0; i < report.firstNonFinite; ++i) {
+            QVERIFY(!report.records[static_cast<size_t>(i)].nonFinite());
+        }
+        QCOMPARE(report.records.back().nanCount, expected["output_nan"].get<int64_t>());
+        // The node's input is named, with its (finite) statistics.
+        QCOMPARE(report.firstNonFiniteInputs.size(), size_t{1});
+        const auto& input = report.records[static_cast<size_t>(report.firstNonFiniteInputs[0])];
+        QVERIFY(!input.nonFinite());
+        QVERIFY(input.min < 0); // log of a negative value
+    }
+
+    void firstNonFiniteInLoopIteration() {
+        const auto expected = readJson("numerics.expected.json")["nan_loop"];
+        const auto report = activations("nan_loop", requestFor("nan_loop"));
+        QVERIFY(report.firstNonFinite >= 0);
+        const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
+        QCOMPARE(bad.kind, expected["kind"].get<std::string>());
+        QCOMPARE(bad.module, expected["module"].get<std::string>());
+        QCOMPARE(bad.occurrence, expected["iteration"].get<int>());
+        QCOMPARE(bad.nanCount, expected["nan"].get<int64_t>());
+        // One record per iteration of the node in the loop.
+        int occurrences = 0;
+        for (const auto& record : report.records) {
+            occurrences += record.node == bad.node ? 1 : 0;
+        }
+        QCOMPARE(occurrences, expected["trip_count"].get<int>());
+    }
+
+    void firstNonFiniteInIfBranch() {
+        const auto expected = readJson("numerics.expected.json")["nan_if"];
+        const auto report = activations("nan_if", requestFor("nan_if"));
+        QVERIFY(report.firstNonFinite >= 0);
+        const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
+        QCOMPARE(bad.kind, expected["kind"].get<std::string>());
+        QCOMPARE(bad.module, expected["module"].get<std::string>());
+        QCOMPARE(bad.nanCount, expected["nan"].get<int64_t>());
+        // div(a, a) reads one value: named once.
+        QCOMPARE(report.firstNonFiniteInputs.size(), size_t{1});
+    }
+
+    void inPlaceOpsAreReadWhenTheyHappen() {
+        const auto expected = readJson("numerics.expected.json")["inplace"];
+        const auto report = activations("inplace", requestFor("inplace"));
+        const ActivationRecord* mul = nullptr;
+        const ActivationRecord* relu = nullptr;
+        for (const auto& record : report.records) {
+            if (record.kind == expected["mul_kind"].get<std::string>()) {
+                mul = &record;
+            }
+            if (record.kind == expected["relu_kind"].get<std::string>()) {
+                relu = &record;
+            }
+        }
+        QVERIFY(mul && relu);
+        // Graph outputs would read the tensor after relu_ for both.
+        QVERIFY(close(mul->min, expected["mul_min"].get<double>()));
+        QVERIFY(close(mul->max, expected["mul_max"].get<double>()));
+        QCOMPARE(relu->min, 0.0);
+        QVERIFY(close(relu->max, expected["relu_max"].get<double>()));
+        QCOMPARE(report.records.front().kind, std::string("input"));
+        QVERIFY(close(report.records.front().min, expected["input_min"].get<double>()));
+        QCOMPARE(report.firstNonFinite, -1);
+    }
+
+    void statisticsEqualPythons() {
+        const auto expected = readJson("stats_model.stats.json");
+        ActivationRequest request = requestFor("stats_model");
+        request.bins = 16;
+        const auto report = activations("stats_model", request);
+        QCOMPARE(static_cast<int>(expected.size()), 10);
+        for (const auto& [path, stats] : expected.items()) {
+            const ActivationRecord* record = moduleOutput(report, path);
+            QVERIFY2(record, path.c_str());
+            QCOMPARE(record->shape, stats["shape"].get<std::vector<int64_t>>());
+            QCOMPARE(record->dtype, stats["dtype"].get<std::string>());
+            QVERIFY2(close(record->min, stats["min"].get<double>()), path.c_str());
+            QVERIFY2(close(record->max, stats["max"].get<double>()), path.c_str());
+            QVERIFY2(close(record->mean, stats["mean"].get<double>(), 1e-4, 1e-6), path.c_str());
+            QVERIFY2(close(record->stddev, stats["std"].get<double>(), 1e-4), path.c_str());
+            QCOMPARE(record->nanCount, stats["nan"].get<int64_t>());
+            QCOMPARE(record->infCount, stats["inf"].get<int64_t>());
+            // The histogram counts every finite value once, in equal bins from min to max.
+            QCOMPARE(record->histogram.size(), size_t{16});
+            int64_t counted = 0;
+            for (const int64_t c : record->histogram) {
+                counted += c;
+            }
+            QCOMPARE(counted, record->numel);
+            QCOMPARE(record->histogramMin, record->min);
+            QCOMPARE(record->histogramMax, record->max);
+        }
+        // Module paths and source lines are attributed.
+        const ActivationRecord* conv = moduleOutput(report, "features.3");
+        QCOMPARE(conv->kind, std::string("aten::conv2d"));
+        QCOMPARE(conv->module, std::string("features.3"));
+    }
+
+    void comparedWithValuesSavedFromPython() {
+        ActivationRequest request = requestFor("stats_model");
+        request.referenceFile = fixture("stats_model.activations.pt");
+        auto report = activations("stats_model", request);
+        QCOMPARE(report.firstDifference, -1);
+        QVERIFY(report.unmatched.empty());
+        QVERIFY(report.comparedCount >= 9);
+        // One where features.3 (and what follows) was changed by 0.5.
+        request.referenceFile = fixture("stats_model.activations_perturbed.pt");
+        report = activations("stats_model", request);
+        QVERIFY(report.firstDifference >= 0);
+        const auto& first = report.records[static_cast<size_t>(report.firstDifference)];
+        QCOMPARE(first.module, std::string("features.3"));
+        QVERIFY(close(first.maxAbsDiff, 0.5, 1e-4));
+        for (int i = 0; i < report.firstDifference; ++i) {
+            QVERIFY(report.records[static_cast<size_t>(i)].maxAbsDiff <= request.tolerance);
+        }
+        // A file that is not a dict is refused with a reason.
+        auto session = loaded("stats_model.pt");
+        request.referenceFile = fixture("stats_model.inputs.pt");
+        const auto refused = session->activations(request);
+        QVERIFY(!refused);
+        QVERIFY(refused.error().message.find("dict") != std::string::npos);
+    }
+
+    void comparedWithAnotherDeviceAndArchive() {
+        ActivationRequest request = requestFor("stats_model");
+        request.compareDevice = "cpu";
+        const auto report = activations("stats_model", request);
+        QCOMPARE(report.comparedCount, static_cast<int>(report.records.size()));
+        QCOMPARE(report.firstDifference, -1);
+        request.compareDevice = "cuda";
+        auto session = loaded("stats_model.pt");
+        const auto cuda = session->activations(request);
+        if (!cudaExpected()) {
+            QVERIFY(!cuda);
+            QCOMPARE(cuda.error().kind, ErrorKind::Device);
+        } else {
+            QVERIFY(cuda);
+            QCOMPARE(cuda->comparedCount, static_cast<int>(cuda->records.size()));
+        }
+        // Another archive on the same inputs, module output by module output: act is a Tanh
+        // there, not a ReLU, so act is the first module whose output differs.
+        auto base = loaded("diff_base.pt");
+        ActivationRequest against = requestFor("diff_base");
+        against.referenceModel = fixture("diff_retyped.pt");
+        const auto other = base->activations(against);
+        QVERIFY2(other, other ? "" : other.error().message.c_str());
+        QVERIFY(other->comparedCount >= 3);
+        QVERIFY(other->firstDifference >= 0);
+        const auto& first = other->records[static_cast<size_t>(other->firstDifference)];
+        QCOMPARE(first.module, std::string("act"));
+        QVERIFY(other->unmatched.empty());
+        against.referenceModel = fixture("diff_same.pt");
+        const auto same = base->activations(against);
+        QVERIFY(same);
+        QCOMPARE(same->firstDifference, -1);
+    }
+
+    void pinnedValuesAreKeptWhole() {
+        ActivationRequest request = requestFor("nan_nested");
+        const auto first = activations("nan_nested", request);
+        const int node = first.records[static_cast<size_t>(first.firstNonFinite)].node;
+        request.pinNodes = {node};
+        const auto pinned = activations("nan_nested", request);
+        const auto& bad = pinned.records[static_cast<size_t>(pinned.firstNonFinite)];
+        QCOMPARE(static_cast<int64_t>(bad.values.size()), bad.numel);
+        QCOMPARE(std::count_if(bad.values.begin(), bad.values.end(),
+                               [](float v) { return std::isnan(v); }),
+                 bad.nanCount);
+        QCOMPARE(pinned.pinnedBytes, static_cast<uint64_t>(bad.numel) * sizeof(float));
+        for (const auto& record : pinned.records) {
+            QVERIFY(record.node == node || record.values.empty());
+        }
+        // Beyond the budget: not kept, and said.
+        request.pinBytes = 4;
+        const auto over = activations("nan_nested", request);
+        QVERIFY(over.records[static_cast<size_t>(over.firstNonFinite)].values.empty());
+        QVERIFY(!over.notes.empty());
+    }
+
+    void aFailingRunLeavesTheSessionUsable() {
+        auto session = loaded("raises.pt");
+        ActivationRequest request;
+        request.run.inputs = {InputSpec{}};
+        request.run.inputs[0].kind = InputSpec::Kind::Random;
+        request.run.inputs[0].shape = {2, 3};
+        const auto failed = session->activations(request);
+        QVERIFY(!failed);
+        QCOMPARE(failed.error().kind, ErrorKind::Model);
+        auto good = loaded("inplace.pt");
+        QVERIFY(good->activations(requestFor("inplace")));
+    }
+
+    void freezeAndFoldKeepTheOutputs() {
+        auto session = loaded("stats_model.pt");
+        RunRequest plain;
+        plain.inputsFile = fixture("stats_model.inputs.pt");
+        plain.iterations = 1;
+        plain.valuesLimit = 100;
+        const auto before = session->run(plain);
+        QVERIFY(before);
+        QTemporaryDir dir;
+        OptimizeRequest request;
+        request.passes = {"freeze", "fold-conv-bn", "remove-dropout"};
+        request.run.inputsFile = fixture("stats_model.inputs.pt");
+        request.run.iterations = 3;
+        request.savePath = dir.filePath(QStringLiteral("frozen.pt")).toStdString();
+        const auto result = session->optimize(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QVERIFY(result->timed);
+        QVERIFY(result->outputsCompared);
+        QVERIFY(result->maxAbsDiff < 1e-5);
+        QVERIFY(result->speedup > 0);
+        // Original against frozen, module by module: within tolerance everywhere.
+        // A folded BatchNorm has no nodes left: the convolution's output stands for its output.
+        QVERIFY(result->modules.size() >= 4);
+        QVERIFY(result->firstDifferentModule.empty());
+        QCOMPARE(result->modules.front().module, std::string("features.0 + features.1 (folded)"));
+        QVERIFY(result->nodesAfter < result->nodesBefore);
+        auto count = [&](const std::string& kind, bool after) {
+            for (const auto& k : result->kinds) {
+                if (k.kind == kind) {
+                    return after ? k.after : k.before;
+                }
+            }
+            return 0;
+        };
+        QCOMPARE(count("aten::batch_norm", false), 2);
+        QCOMPARE(count("aten::batch_norm", true), 0); // folded into the convolutions
+        QCOMPARE(count("prim::GetAttr", true), 0);
+        QVERIFY(!result->graphDiff.empty());
+        QCOMPARE(result->saved, request.savePath);
+        // The loaded model is unchanged.
+        const auto again = session->run(plain);
+        QCOMPARE(again->output.values, before->output.values);
+        // Python loads the saved archive, and it computes what the original does.
+        QProcess python;
+        python.start(QStringLiteral(SCRIPTSCOPE_PYTHON),
+                     {QStringLiteral("-c"),
+                      QStringLiteral("import sys, torch\n"
+                                     "m = torch.jit.load(sys.argv[1])\n"
+                                     "o = torch.jit.load(sys.argv[2])\n"
+                                     "x = torch.load(sys.argv[3])\n"
+                                     "print(float((m(*x) - o(*x)).abs().max()))\n"),
+                      QString::fromStdString(request.savePath),
+                      QString::fromStdString(fixture("stats_model.pt")),
+                      QString::fromStdString(fixture("stats_model.inputs.pt"))});
+        QVERIFY(python.waitForFinished(120000));
+        QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+        QVERIFY(python.readAllStandardOutput().trimmed().toDouble() < 1e-5);
+    }
+
+    void singlePassesAndForInference() {
+        auto session = loaded("stats_model.pt");
+        OptimizeRequest request;
+        request.passes = {"fold-conv-bn",
+                          "remove-dropout",
+                          "constant-propagation",
+                          "common-subexpression-elimination",
+                          "peephole",
+                          "dead-code-elimination",
+                          "fuse-linear"};
+        request.run.inputsFile = fixture("stats_model.inputs.pt");
+        request.run.iterations = 2;
+        auto result = session->optimize(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QCOMPARE(result->applied.size(), request.passes.size());
+        QVERIFY(result->maxAbsDiff < 1e-5);
+        request.passes = {"optimize-for-inference"};
+        result = session->optimize(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QVERIFY(result->maxAbsDiff < 1e-4);
+        // Without inputs: counts and graphs, not timed, and said why.
+        request.run.inputsFile.clear();
+        request.passes = {"freeze"};
+        result = session->optimize(request);
+        QVERIFY(result);
+        QVERIFY(!result->timed);
+        QVERIFY(!result->notes.empty());
+        // An unknown pass names the known ones.
+        request.passes = {"fold-everything"};
+        const auto unknown = session->optimize(request);
+        QVERIFY(!unknown);
+        QVERIFY(unknown.error().message.find("fold-conv-bn") != std::string::npos);
+    }
+
+    void aModuleFreezingRejectsEndsInAMessage() {
+        std::string expected = scriptscope::test::readText(fixture("mutating.freeze_error.txt"));
+        expected = expected.substr(0, expected.find('\n'));
+        auto session = loaded("mutating.pt");
+        OptimizeRequest request;
+        request.passes = {"freeze"};
+        const auto result = session->optimize(request);
+        QVERIFY(!result);
+        QVERIFY2(result.error().message.find(expected) != std::string::npos,
+                 result.error().message.c_str());
+        QVERIFY(result.error().message.rfind("freeze failed", 0) == 0);
+    }
+
+    void diffOfArchives() {
+        const auto expected = readJson("diff.expected.json")["pairs"];
+        auto base = loaded("diff_base.pt");
+        auto against = [&](const std::string& other) {
+            auto b = loaded(other);
+            auto d = base->diff(*b);
+            if (!d) {
+                qFatal("diff: %s", d.error().message.c_str());
+            }
+            return std::move(d).value();
+        };
+        const ArchiveDiff same = against("diff_same.pt");
+        QVERIFY(same.identical);
+        QVERIFY(same.tensorsCompared > 0);
+        const ArchiveDiff self = against("diff_base.pt");
+        QVERIFY(self.identical);
+
+        const ArchiveDiff weight = against("diff_weight.pt");
+        QVERIFY(!weight.identical);
+        QCOMPARE(weight.tensors.size(), size_t{1});
+        const auto& changed = expected["diff_weight"]["parameters_changed"][0];
+        QCOMPARE(weight.tensors[0].name, changed["name"].get<std::string>());
+        QCOMPARE(weight.tensors[0].kind, TensorChange::Kind::Values);
+        QVERIFY(close(weight.tensors[0].maxAbsDiff, changed["max_abs_delta"].get<double>()));
+        QCOMPARE(weight.tensors[0].differing, int64_t{1});
+        QVERIFY(weight.modules.empty());
+        QVERIFY(weight.texts.empty());
+
+        const ArchiveDiff added = against("diff_added.pt");
+        QCOMPARE(added.modules.size(), size_t{1});
+        QCOMPARE(added.modules[0].path, std::string("extra"));
+        QCOMPARE(added.modules[0].kind, ModuleChange::Kind::Added);
+        std::set<std::string> addedTensors;
+        for (const auto& t : added.tensors) {
+            QCOMPARE(t.kind, TensorChange::Kind::Added);
+            addedTensors.insert(t.name);
+        }
+        const auto names =
+            expected["diff_added"]["parameters_added"].get<std::vector<std::string>>();
+        QVERIFY(addedTensors == std::set<std::string>(names.begin(), names.end()));
+        bool rootCode = false;
+        for (const auto& t : added.texts) {
+            rootCode |= t.module.empty() && t.what == "code" && t.added > 0;
+        }
+        QVERIFY(rootCode);
+
+        const ArchiveDiff retyped = against("diff_retyped.pt");
+        QCOMPARE(retyped.modules.size(), size_t{1});
+        QCOMPARE(retyped.modules[0].kind, ModuleChange::Kind::Retyped);
+        QCOMPARE(retyped.modules[0].path, std::string("act"));
+        QVERIFY(retyped.modules[0].typeB.find("Tanh") != std::string::npos);
+        QVERIFY(retyped.tensors.empty());
+    }
+
+    void lineDiffs() {
+        const auto lines = diffLines("a\nb\nc\nd\n", "a\nc\nd\ne\n");
+        std::string ops;
+        for (const auto& line : lines) {
+            ops += line.op == DiffLine::Op::Same ? '=' : line.op == DiffLine::Op::Added ? '+' : '-';
+        }
+        QCOMPARE(ops, std::string("=-==+"));
+        QCOMPARE(lines[1].text, std::string("b"));
+        QCOMPARE(lines[1].lineA, 2);
+        QCOMPARE(lines[4].lineB, 4);
+        // Context: a long unchanged run becomes one Skipped line.
+        std::string a, b;
+        for (int i = 0; i < 50; ++i) {
+            a += std::to_string(i) + "\n";
+            b += (i == 25 ? std::string("x") : std::to_string(i)) + "\n";
+        }
+        const auto hunks = withContext(diffLines(a, b), 2);
+        QCOMPARE(hunks.size(), size_t{1 + 2 + 2 + 2 + 1});
+        QCOMPARE(hunks.front().op, DiffLine::Op::Skipped);
+        QCOMPARE(hunks.front().count, 23);
+        QVERIFY(diffLines("same\n", "same\n").size() == 1);
+        // Beyond the edit limit: all of a removed, all of b added, still correct.
+        const auto capped = diffLines("1\n2\n3\n", "4\n5\n6\n", 1);
+        QCOMPARE(capped.size(), size_t{6});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNumerics)
+#include "test_numerics.moc"
