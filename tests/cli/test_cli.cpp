@@ -1046,6 +1046,102 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.find("singular") != std::string::npos, r.err.c_str());
     }
+
+    void activationsFirstNonFinite() {
+        // The text names the operator kind and the module path; JSON has the node's inputs.
+        auto r =
+            cli({QStringLiteral("activations"), fx("nan_nested.pt"), QStringLiteral("--inputs"),
+                 fx("nan_nested.inputs.pt"), QStringLiteral("--first-nonfinite")});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY2(r.out.find("aten::log in body.inner") != std::string::npos, r.out.c_str());
+        r = cli({QStringLiteral("activations"), fx("nan_loop.pt"), QStringLiteral("--inputs"),
+                 fx("nan_loop.inputs.pt"), QStringLiteral("--first-nonfinite"),
+                 QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const auto j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["first_nonfinite"]["kind"].get<std::string>(), std::string("aten::sqrt"));
+        QCOMPARE(j["first_nonfinite"]["occurrence"].get<int>(), 3);
+        QCOMPARE(j["first_nonfinite_inputs"].size(), size_t{1});
+        QVERIFY(!j.contains("records"));
+        // Every value, with the run options of run.
+        r = cli({QStringLiteral("activations"), fx("inplace.pt"), QStringLiteral("--input"),
+                 QStringLiteral("random:2x5"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const auto all = nlohmann::json::parse(r.out);
+        QCOMPARE(all["records"].size(), size_t{4});
+        QVERIFY(all["first_nonfinite"].is_null());
+        r = cli({QStringLiteral("activations"), fx("inplace.pt"), QStringLiteral("--input"),
+                 QStringLiteral("random:2x5")});
+        QVERIFY(r.out.find("No NaN or Inf") != std::string::npos);
+        // Compared with values saved from Python: the first module that differs is named.
+        r = cli({QStringLiteral("activations"), fx("stats_model.pt"), QStringLiteral("--inputs"),
+                 fx("stats_model.inputs.pt"), QStringLiteral("--reference"),
+                 fx("stats_model.activations_perturbed.pt")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.find("aten::conv2d in features.3") != std::string::npos, r.out.c_str());
+        // Usage: one comparison at a time; a bad input is exit 1 with one line.
+        r = cli({QStringLiteral("activations"), fx("stats_model.pt"), QStringLiteral("--reference"),
+                 fx("stats_model.activations.pt"), QStringLiteral("--compare-device"),
+                 QStringLiteral("cpu")});
+        QCOMPARE(r.exitCode, 2);
+        r = cli({QStringLiteral("activations"), fx("stats_model.pt"), QStringLiteral("--input"),
+                 QStringLiteral("random:1x2")});
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+    }
+
+    void optimizeWritesAnArchive() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("frozen.pt"));
+        auto r =
+            cli({QStringLiteral("optimize"), fx("stats_model.pt"), QStringLiteral("--freeze"),
+                 QStringLiteral("--pass"), QStringLiteral("fold-conv-bn"),
+                 QStringLiteral("--inputs"), fx("stats_model.inputs.pt"), QStringLiteral("--iters"),
+                 QStringLiteral("3"), QStringLiteral("-o"), out, QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto j = nlohmann::json::parse(r.out);
+        QVERIFY(j["nodes_after"].get<int>() < j["nodes_before"].get<int>());
+        QVERIFY(j["max_abs_diff"].get<double>() < 1e-5);
+        QVERIFY(j["speedup"].get<double>() > 0);
+        QCOMPARE(j["saved"].get<std::string>(), out.toStdString());
+        // The archive it wrote is a model this tool (and Python: test_numerics) loads.
+        r = cli({QStringLiteral("run"), out, QStringLiteral("--inputs"),
+                 fx("stats_model.inputs.pt"), QStringLiteral("--iters"), QStringLiteral("1")});
+        QCOMPARE(r.exitCode, 0);
+        r = cli({QStringLiteral("optimize"), fx("mutating.pt"), QStringLiteral("--freeze")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.find("freeze failed") != std::string::npos, r.err.c_str());
+        r = cli({QStringLiteral("optimize"), fx("stats_model.pt")});
+        QCOMPARE(r.exitCode, 2);
+        r = cli({QStringLiteral("optimize"), fx("stats_model.pt"), QStringLiteral("--pass"),
+                 QStringLiteral("nonsense")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.find("fold-conv-bn") != std::string::npos);
+    }
+
+    void diffExitStatus() {
+        auto r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("diff_same.pt")});
+        QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
+        QVERIFY(r.out.find("The same") != std::string::npos);
+        r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("diff_weight.pt")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.out.find("fc.weight") != std::string::npos);
+        r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("diff_added.pt"),
+                 QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 1);
+        const auto j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["modules"][0]["path"].get<std::string>(), std::string("extra"));
+        QCOMPARE(j["modules"][0]["change"].get<std::string>(), std::string("added"));
+        QVERIFY(!j["texts"].empty());
+        r = cli({QStringLiteral("diff"), fx("diff_base.pt")});
+        QCOMPARE(r.exitCode, 2);
+        r = cli(
+            {QStringLiteral("diff"), fx("diff_base.pt"), fx("diff_same.pt"), fx("diff_weight.pt")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.find("takes two files") != std::string::npos, r.err.c_str());
+        r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("no_such_file.pt")});
+        QCOMPARE(r.exitCode, 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)
