@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Makes the benchmarks' models from torchvision (random weights, nothing downloaded), scripted
 and saved: ResNet-18; ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark; ResNet-50 and
-Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark.
+Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark; a second ResNet-50 for the diff's.
 make_bench_models.py OUT_DIR [NAME...]   (default: all)"""
 import os
 import sys
@@ -14,11 +14,11 @@ wanted = set(sys.argv[2:])
 os.makedirs(out, exist_ok=True)
 
 
-def make(name, build):
+def make(name, build, seed=0):
     path = os.path.join(out, name + ".pt")
     if (wanted and name not in wanted) or os.path.exists(path):
         return
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     torch.jit.script(build().eval()).save(path)
     print("wrote", path)
 
@@ -26,5 +26,7 @@ def make(name, build):
 make("resnet18", lambda: torchvision.models.resnet18(weights=None))
 make("vit_b_16", lambda: torchvision.models.vit_b_16(weights=None))
 make("resnet50", lambda: torchvision.models.resnet50(weights=None))
+# Another ResNet-50 (other random weights) for the archive diff's benchmark.
+make("resnet50_other", lambda: torchvision.models.resnet50(weights=None), seed=1)
 make("fasterrcnn", lambda: torchvision.models.detection.fasterrcnn_resnet50_fpn(
     weights=None, weights_backbone=None))

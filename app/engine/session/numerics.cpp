@@ -1222,6 +1222,42 @@ std::map<std::string, std::string> plainAttributes(const torch::jit::Module& mod
     return attributes;
 }
 
+// (elements that differ, max |difference|) of two contiguous float32 CPU tensors of one shape; NaN
+// against NaN is equal, NaN against a number an infinite difference.
+std::pair<int64_t, double> floatDifference(const at::Tensor& a, const at::Tensor& b) {
+    const float* x = a.data_ptr<float>();
+    const float* y = b.data_ptr<float>();
+    const int64_t n = a.numel();
+    constexpr int64_t kGrain = int64_t{1} << 16;
+    const int64_t chunks = (n + kGrain - 1) / kGrain;
+    std::vector<std::pair<int64_t, double>> partial(static_cast<size_t>(chunks), {0, 0.0});
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            int64_t differing = 0;
+            float largest = 0;
+            const int64_t to = std::min(n, (c + 1) * kGrain);
+            for (int64_t i = c * kGrain; i < to; ++i) {
+                if (x[i] != y[i]) {
+                    if (std::isnan(x[i]) && std::isnan(y[i])) {
+                        continue;
+                    }
+                    ++differing;
+                    const float d = std::abs(x[i] - y[i]);
+                    largest = std::isnan(d) ? std::numeric_limits<float>::infinity()
+                                            : std::max(largest, d);
+                }
+            }
+            partial[static_cast<size_t>(c)] = {differing, largest};
+        }
+    });
+    std::pair<int64_t, double> total{0, 0.0};
+    for (const auto& [differing, largest] : partial) {
+        total.first += differing;
+        total.second = std::max(total.second, largest);
+    }
+    return total;
+}
+
 std::map<std::string, std::string> extraFiles(const std::string& path) {
     std::map<std::string, std::string> files;
     ZipReader zip(path);
@@ -1302,18 +1338,39 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
             }
             const at::Tensor dx = x.is_quantized() ? x.dequantize() : x;
             const at::Tensor dy = y.is_quantized() ? y.dequantize() : y;
+            if (dx.device().is_cpu() && dx.scalar_type() == at::kFloat) {
+                // Most parameters: one pass over both, no temporaries.
+                const auto difference = floatDifference(dx.contiguous(), dy.contiguous());
+                if (difference.first == 0) {
+                    continue;
+                }
+                change.differing = difference.first;
+                change.maxAbsDiff = difference.second;
+                change.kind = TensorChange::Kind::Values;
+                out.tensors.push_back(change);
+                continue;
+            }
             if (at::equal(dx, dy)) {
                 continue;
             }
-            // equal() says NaN != NaN: look closer before calling it a change.
-            const auto d = maxAbsDifference(dx, dy);
-            const at::Tensor same = (dx == dy) | (dx.isnan() & dy.isnan());
-            change.differing = change.numel - same.sum().item<int64_t>();
+            double largest = 0;
+            if (dx.is_floating_point()) {
+                largest = (dx - dy).abs().max().item<double>();
+            } else {
+                largest = (dx.to(at::kDouble) - dy.to(at::kDouble)).abs().max().item<double>();
+            }
+            change.differing = dx.ne(dy).sum().item<int64_t>();
+            if (std::isnan(largest)) {
+                // equal() says NaN != NaN: look closer before calling it a change.
+                largest = maxAbsDifference(dx, dy).value_or(0);
+                const at::Tensor same = (dx == dy) | (dx.isnan() & dy.isnan());
+                change.differing = change.numel - same.sum().item<int64_t>();
+            }
             if (change.differing == 0) {
                 continue;
             }
             change.kind = TensorChange::Kind::Values;
-            change.maxAbsDiff = d.value_or(0);
+            change.maxAbsDiff = largest;
             out.tensors.push_back(change);
         }
         for (const auto& [name, entry] : tb) {
