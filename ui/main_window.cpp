@@ -1,6 +1,8 @@
 #include "main_window.h"
 
+
 #include "model_workspace.h"
+#include "numerics_panel.h"
 #include "run_panel.h"
 #include "safe_preview.h"
 #include "warp_editor.h"
@@ -197,6 +199,11 @@ void MainWindow::buildUi() {
     runPanel_ = new RunPanel(worker_, warpEditor_, workspaces_);
     workspaces_->addTab(runPanel_, tr("Run"));
     connect(runPanel_, &RunPanel::profileReady, modelWorkspace_, &ModelWorkspace::setProfile);
+    numericsPanel_ = new NumericsPanel(worker_, runPanel_, modelWorkspace_, workspaces_);
+    numericsPanel_->setObjectName(QStringLiteral("numericsPanel"));
+    workspaces_->addTab(numericsPanel_, tr("Numerics"));
+    connect(numericsPanel_, &NumericsPanel::showModelWorkspace, this,
+            [this]() { workspaces_->setCurrentWidget(modelWorkspace_); });
     setCentralWidget(workspaces_);
     connect(warpEditor_, &WarpEditor::sessionChanged, this, [this]() {
         // Written (and synced) as it changes, so that a crash loses nothing.
@@ -336,6 +343,7 @@ void MainWindow::showModel(const ModelInfo& info) {
     }
     addRecent(currentFile_);
     runPanel_->setModel(info);
+    numericsPanel_->setModel(info, otherModel);
     {
         // The session: after a restart (or a crash of this window) the same model comes back.
         QSettings settings;
@@ -603,10 +611,11 @@ void MainWindow::restoreWarpSession(const QString& demoImage, const QString& dem
 
 bool MainWindow::showWorkspace(const QString& name) {
     const QString key = name.toLower();
-    QWidget* page = key == QLatin1String("model")  ? static_cast<QWidget*>(modelWorkspace_)
-                    : key == QLatin1String("warp") ? static_cast<QWidget*>(warpEditor_)
-                    : key == QLatin1String("run")  ? static_cast<QWidget*>(runPanel_)
-                                                   : nullptr;
+    QWidget* page = key == QLatin1String("model")      ? static_cast<QWidget*>(modelWorkspace_)
+                    : key == QLatin1String("warp")     ? static_cast<QWidget*>(warpEditor_)
+                    : key == QLatin1String("run")      ? static_cast<QWidget*>(runPanel_)
+                    : key == QLatin1String("numerics") ? static_cast<QWidget*>(numericsPanel_)
+                                                       : nullptr;
     if (!page) {
         return false;
     }

@@ -31,6 +31,7 @@ namespace scriptscope {
 
 class CodeView;
 class WarpEditor;
+class NumericsPanel;
 class RunPanel;
 class SafePreview;
 class ModelWorkspace;
@@ -59,6 +60,7 @@ public:
     SafePreview* safePreview() const { return safePreview_; }
     WarpEditor* warpEditor() const { return warpEditor_; }
     RunPanel* runPanel() const { return runPanel_; }
+    NumericsPanel* numericsPanel() const { return numericsPanel_; }
     QTabWidget* workspaces() const { return workspaces_; }
     void reload();
     void selectModule(const QString& path);
@@ -108,6 +110,7 @@ private:
     QTabWidget* workspaces_ = nullptr;
     WarpEditor* warpEditor_ = nullptr;
     RunPanel* runPanel_ = nullptr;
+    NumericsPanel* numericsPanel_ = nullptr;
     SafePreview* safePreview_ = nullptr;
     quint64 previewRequest_ = 0;
     QLabel* statusFile_ = nullptr;

@@ -834,4 +834,392 @@ Error errorFromCbor(const QCborMap& m) {
     return e;
 }
 
+// ---- Numerics: activations, passes, diffs ----
+
+namespace {
+
+QCborArray diffLinesCbor(const std::vector<DiffLine>& lines) {
+    QCborArray a;
+    for (const auto& l : lines) {
+        a.append(QCborArray{static_cast<int>(l.op), text(l.text), l.lineA, l.lineB, l.count});
+    }
+    return a;
+}
+
+std::vector<DiffLine> diffLinesFromCbor(const QCborArray& a) {
+    std::vector<DiffLine> lines;
+    for (const auto& v : a) {
+        const QCborArray x = v.toArray();
+        DiffLine l;
+        const auto op = x.at(0).toInteger();
+        l.op = op >= 0 && op <= 3 ? static_cast<DiffLine::Op>(op) : DiffLine::Op::Same;
+        l.text = x.at(1).toString().toStdString();
+        l.lineA = static_cast<int>(x.at(2).toInteger());
+        l.lineB = static_cast<int>(x.at(3).toInteger());
+        l.count = static_cast<int>(x.at(4).toInteger());
+        lines.push_back(std::move(l));
+    }
+    return lines;
+}
+
+QCborArray timing(const TimingStats& s) {
+    return QCborArray{qint64(s.count), s.min, s.p50, s.p90, s.p99, s.max, s.mean, s.stddev};
+}
+
+TimingStats timingFromCbor(const QCborArray& a) {
+    TimingStats s;
+    s.count = static_cast<size_t>(std::max<qint64>(0, a.at(0).toInteger()));
+    s.min = a.at(1).toDouble();
+    s.p50 = a.at(2).toDouble();
+    s.p90 = a.at(3).toDouble();
+    s.p99 = a.at(4).toDouble();
+    s.max = a.at(5).toDouble();
+    s.mean = a.at(6).toDouble();
+    s.stddev = a.at(7).toDouble();
+    return s;
+}
+
+QCborArray ints(const std::vector<int>& values) {
+    QCborArray a;
+    for (const int v : values) {
+        a.append(v);
+    }
+    return a;
+}
+
+std::vector<int> intsFromCbor(const QCborArray& a) {
+    std::vector<int> values;
+    for (const auto& v : a) {
+        values.push_back(static_cast<int>(v.toInteger()));
+    }
+    return values;
+}
+
+} // namespace
+
+QCborMap toCbor(const ActivationRequest& r) {
+    QCborMap m;
+    put(m, "run", toCbor(r.run));
+    put(m, "bins", r.bins);
+    put(m, "pinNodes", ints(r.pinNodes));
+    put(m, "pinBytes", qint64(r.pinBytes));
+    put(m, "compareDevice", text(r.compareDevice));
+    put(m, "referenceFile", text(r.referenceFile));
+    put(m, "referenceModel", text(r.referenceModel));
+    put(m, "referenceLibraries", strings(r.referenceOperatorLibraries));
+    put(m, "tolerance", r.tolerance);
+    put(m, "compareBytes", qint64(r.compareBytes));
+    return m;
+}
+
+ActivationRequest activationRequestFromCbor(const QCborMap& m) {
+    ActivationRequest r;
+    r.run = runRequestFromCbor(submap(m, "run"));
+    r.bins = static_cast<int>(integer(m, "bins"));
+    r.pinNodes = intsFromCbor(array(m, "pinNodes"));
+    r.pinBytes = static_cast<uint64_t>(std::max<qint64>(0, integer(m, "pinBytes")));
+    r.compareDevice = text(m, "compareDevice");
+    r.referenceFile = text(m, "referenceFile");
+    r.referenceModel = text(m, "referenceModel");
+    r.referenceOperatorLibraries = strings(array(m, "referenceLibraries"));
+    r.tolerance = real(m, "tolerance");
+    r.compareBytes = static_cast<uint64_t>(std::max<qint64>(0, integer(m, "compareBytes")));
+    return r;
+}
+
+QCborMap toCbor(const ActivationReport& r) {
+    QCborMap m;
+    put(m, "model", text(r.model));
+    put(m, "method", text(r.method));
+    put(m, "device", text(r.device));
+    QCborArray records;
+    for (const auto& x : r.records) {
+        QCborMap c;
+        put(c, "at", QCborArray{x.node, x.occurrence, x.output, x.irLine});
+        put(c, "value", text(x.value));
+        put(c, "kind", text(x.kind));
+        put(c, "module", text(x.module));
+        put(c, "outputs", strings(x.moduleOutputs));
+        put(c, "source", text(x.source));
+        put(c, "sourceText", text(x.sourceText));
+        put(c, "shape", numbers(x.shape));
+        put(c, "dtype", text(x.dtype));
+        put(c, "device", text(x.device));
+        put(c, "stats", QCborArray{x.min, x.max, x.mean, x.stddev, x.histogramMin, x.histogramMax});
+        put(c, "counts", QCborArray{qint64(x.numel), qint64(x.nanCount), qint64(x.infCount)});
+        put(c, "histogram", numbers(x.histogram));
+        put(c, "note", text(x.note));
+        if (!x.comparedWith.empty()) {
+            put(c, "compare",
+                QCborArray{x.compared, x.maxAbsDiff, text(x.comparedWith), text(x.compareNote)});
+        }
+        if (!x.values.empty()) {
+            put(c, "values",
+                QByteArray(reinterpret_cast<const char*>(x.values.data()),
+                           static_cast<qsizetype>(x.values.size() * sizeof(float))));
+        }
+        records.append(c);
+    }
+    put(m, "records", records);
+    put(m, "first", QCborArray{r.firstNonFinite, r.firstDifference});
+    put(m, "firstInputs", ints(r.firstNonFiniteInputs));
+    put(m, "comparison", text(r.comparison));
+    put(m, "tolerance", r.tolerance);
+    put(m, "compared", r.comparedCount);
+    put(m, "unmatched", strings(r.unmatched));
+    put(m, "notes", strings(r.notes));
+    put(m, "runMs", r.runMs);
+    put(m, "pinnedBytes", qint64(r.pinnedBytes));
+    put(m, "output", toCbor(r.output));
+    return m;
+}
+
+ActivationReport activationReportFromCbor(const QCborMap& m) {
+    ActivationReport r;
+    r.model = text(m, "model");
+    r.method = text(m, "method");
+    r.device = text(m, "device");
+    for (const auto& v : array(m, "records")) {
+        const QCborMap c = v.toMap();
+        ActivationRecord x;
+        const auto at = array(c, "at");
+        x.node = static_cast<int>(at.at(0).toInteger(-1));
+        x.occurrence = static_cast<int>(at.at(1).toInteger());
+        x.output = static_cast<int>(at.at(2).toInteger());
+        x.irLine = static_cast<int>(at.at(3).toInteger());
+        x.value = text(c, "value");
+        x.kind = text(c, "kind");
+        x.module = text(c, "module");
+        x.moduleOutputs = strings(array(c, "outputs"));
+        x.source = text(c, "source");
+        x.sourceText = text(c, "sourceText");
+        x.shape = int64s(array(c, "shape"));
+        x.dtype = text(c, "dtype");
+        x.device = text(c, "device");
+        const auto stats = array(c, "stats");
+        x.min = stats.at(0).toDouble();
+        x.max = stats.at(1).toDouble();
+        x.mean = stats.at(2).toDouble();
+        x.stddev = stats.at(3).toDouble();
+        x.histogramMin = stats.at(4).toDouble();
+        x.histogramMax = stats.at(5).toDouble();
+        const auto counts = array(c, "counts");
+        x.numel = counts.at(0).toInteger();
+        x.nanCount = counts.at(1).toInteger();
+        x.infCount = counts.at(2).toInteger();
+        x.histogram = int64s(array(c, "histogram"));
+        x.note = text(c, "note");
+        const auto compare = array(c, "compare");
+        if (!compare.isEmpty()) {
+            x.compared = compare.at(0).toBool();
+            x.maxAbsDiff = compare.at(1).toDouble();
+            x.comparedWith = compare.at(2).toString().toStdString();
+            x.compareNote = compare.at(3).toString().toStdString();
+        }
+        const QByteArray values = c.value(QStringLiteral("values")).toByteArray();
+        if (!values.isEmpty() && values.size() % static_cast<qsizetype>(sizeof(float)) == 0) {
+            x.values.resize(static_cast<size_t>(values.size()) / sizeof(float));
+            std::memcpy(x.values.data(), values.constData(), static_cast<size_t>(values.size()));
+        }
+        r.records.push_back(std::move(x));
+    }
+    const auto count = static_cast<int>(r.records.size());
+    auto index = [count](qint64 i) { return i >= 0 && i < count ? static_cast<int>(i) : -1; };
+    const auto first = array(m, "first");
+    r.firstNonFinite = index(first.at(0).toInteger(-1));
+    r.firstDifference = index(first.at(1).toInteger(-1));
+    for (const int i : intsFromCbor(array(m, "firstInputs"))) {
+        if (index(i) >= 0) {
+            r.firstNonFiniteInputs.push_back(i);
+        }
+    }
+    r.comparison = text(m, "comparison");
+    r.tolerance = real(m, "tolerance");
+    r.comparedCount = static_cast<int>(integer(m, "compared"));
+    r.unmatched = strings(array(m, "unmatched"));
+    r.notes = strings(array(m, "notes"));
+    r.runMs = real(m, "runMs");
+    r.pinnedBytes = static_cast<uint64_t>(std::max<qint64>(0, integer(m, "pinnedBytes")));
+    r.output = outputFromCbor(submap(m, "output"));
+    return r;
+}
+
+QCborMap toCbor(const OptimizeRequest& r) {
+    QCborMap m;
+    put(m, "passes", strings(r.passes));
+    put(m, "run", toCbor(r.run));
+    put(m, "savePath", text(r.savePath));
+    put(m, "tolerance", r.tolerance);
+    return m;
+}
+
+OptimizeRequest optimizeRequestFromCbor(const QCborMap& m) {
+    OptimizeRequest r;
+    r.passes = strings(array(m, "passes"));
+    r.run = runRequestFromCbor(submap(m, "run"));
+    r.savePath = text(m, "savePath");
+    r.tolerance = real(m, "tolerance");
+    return r;
+}
+
+QCborMap toCbor(const OptimizeResult& r) {
+    QCborMap m;
+    put(m, "method", text(r.method));
+    put(m, "applied", strings(r.applied));
+    put(m, "before", text(r.graphBefore));
+    put(m, "after", text(r.graphAfter));
+    put(m, "diff", diffLinesCbor(r.graphDiff));
+    put(m, "nodes", QCborArray{r.nodesBefore, r.nodesAfter});
+    QCborArray kinds;
+    for (const auto& k : r.kinds) {
+        kinds.append(QCborArray{text(k.kind), k.before, k.after});
+    }
+    put(m, "kinds", kinds);
+    put(m, "timed", r.timed);
+    put(m, "timeBefore", timing(r.before));
+    put(m, "timeAfter", timing(r.after));
+    put(m, "speedup", r.speedup);
+    put(m, "outputsCompared", r.outputsCompared);
+    put(m, "maxAbsDiff", r.maxAbsDiff);
+    put(m, "compareNote", text(r.compareNote));
+    QCborArray modules;
+    for (const auto& d : r.modules) {
+        modules.append(QCborArray{text(d.module), d.maxAbsDiff});
+    }
+    put(m, "modules", modules);
+    put(m, "firstDifferent", text(r.firstDifferentModule));
+    put(m, "tolerance", r.tolerance);
+    put(m, "saved", text(r.saved));
+    put(m, "notes", strings(r.notes));
+    return m;
+}
+
+OptimizeResult optimizeResultFromCbor(const QCborMap& m) {
+    OptimizeResult r;
+    r.method = text(m, "method");
+    r.applied = strings(array(m, "applied"));
+    r.graphBefore = text(m, "before");
+    r.graphAfter = text(m, "after");
+    r.graphDiff = diffLinesFromCbor(array(m, "diff"));
+    const auto nodes = array(m, "nodes");
+    r.nodesBefore = static_cast<int>(nodes.at(0).toInteger());
+    r.nodesAfter = static_cast<int>(nodes.at(1).toInteger());
+    for (const auto& v : array(m, "kinds")) {
+        const QCborArray k = v.toArray();
+        r.kinds.push_back({k.at(0).toString().toStdString(), static_cast<int>(k.at(1).toInteger()),
+                           static_cast<int>(k.at(2).toInteger())});
+    }
+    r.timed = boolean(m, "timed");
+    r.before = timingFromCbor(array(m, "timeBefore"));
+    r.after = timingFromCbor(array(m, "timeAfter"));
+    r.speedup = real(m, "speedup");
+    r.outputsCompared = boolean(m, "outputsCompared");
+    r.maxAbsDiff = real(m, "maxAbsDiff");
+    r.compareNote = text(m, "compareNote");
+    for (const auto& v : array(m, "modules")) {
+        const QCborArray d = v.toArray();
+        r.modules.push_back({d.at(0).toString().toStdString(), d.at(1).toDouble()});
+    }
+    r.firstDifferentModule = text(m, "firstDifferent");
+    r.tolerance = real(m, "tolerance");
+    r.saved = text(m, "saved");
+    r.notes = strings(array(m, "notes"));
+    return r;
+}
+
+QCborMap toCbor(const ArchiveDiff& d) {
+    QCborMap m;
+    put(m, "a", text(d.pathA));
+    put(m, "b", text(d.pathB));
+    put(m, "identical", d.identical);
+    QCborArray modules, tensors, attributes, texts, extras;
+    for (const auto& x : d.modules) {
+        modules.append(
+            QCborArray{text(x.path), static_cast<int>(x.kind), text(x.typeA), text(x.typeB)});
+    }
+    for (const auto& t : d.tensors) {
+        tensors.append(QCborArray{
+            text(t.name), static_cast<int>(t.kind), t.buffer, numbers(t.shapeA), numbers(t.shapeB),
+            text(t.dtypeA), text(t.dtypeB), t.maxAbsDiff, qint64(t.differing), qint64(t.numel)});
+    }
+    for (const auto& a : d.attributes) {
+        attributes.append(QCborArray{text(a.module), text(a.name), text(a.valueA), text(a.valueB)});
+    }
+    for (const auto& t : d.texts) {
+        texts.append(QCborArray{text(t.module), text(t.method), text(t.what),
+                                diffLinesCbor(t.lines), t.added, t.removed});
+    }
+    for (const auto& e : d.extraFiles) {
+        extras.append(QCborArray{text(e.name), text(e.change)});
+    }
+    put(m, "modules", modules);
+    put(m, "tensors", tensors);
+    put(m, "attributes", attributes);
+    put(m, "texts", texts);
+    put(m, "extras", extras);
+    put(m, "compared", d.tensorsCompared);
+    put(m, "ms", QCborArray{d.loadMsA, d.loadMsB, d.diffMs});
+    return m;
+}
+
+ArchiveDiff archiveDiffFromCbor(const QCborMap& m) {
+    ArchiveDiff d;
+    d.pathA = text(m, "a");
+    d.pathB = text(m, "b");
+    d.identical = boolean(m, "identical");
+    for (const auto& v : array(m, "modules")) {
+        const QCborArray x = v.toArray();
+        const auto kind = x.at(1).toInteger();
+        d.modules.push_back({x.at(0).toString().toStdString(),
+                             kind >= 0 && kind <= 2 ? static_cast<ModuleChange::Kind>(kind)
+                                                    : ModuleChange::Kind::Added,
+                             x.at(2).toString().toStdString(), x.at(3).toString().toStdString()});
+    }
+    for (const auto& v : array(m, "tensors")) {
+        const QCborArray x = v.toArray();
+        TensorChange t;
+        t.name = x.at(0).toString().toStdString();
+        const auto kind = x.at(1).toInteger();
+        t.kind = kind >= 0 && kind <= 4 ? static_cast<TensorChange::Kind>(kind)
+                                        : TensorChange::Kind::Values;
+        t.buffer = x.at(2).toBool();
+        t.shapeA = int64s(x.at(3).toArray());
+        t.shapeB = int64s(x.at(4).toArray());
+        t.dtypeA = x.at(5).toString().toStdString();
+        t.dtypeB = x.at(6).toString().toStdString();
+        t.maxAbsDiff = x.at(7).toDouble();
+        t.differing = x.at(8).toInteger();
+        t.numel = x.at(9).toInteger();
+        d.tensors.push_back(std::move(t));
+    }
+    for (const auto& v : array(m, "attributes")) {
+        const QCborArray x = v.toArray();
+        d.attributes.push_back({x.at(0).toString().toStdString(), x.at(1).toString().toStdString(),
+                                x.at(2).toString().toStdString(),
+                                x.at(3).toString().toStdString()});
+    }
+    for (const auto& v : array(m, "texts")) {
+        const QCborArray x = v.toArray();
+        TextChange t;
+        t.module = x.at(0).toString().toStdString();
+        t.method = x.at(1).toString().toStdString();
+        t.what = x.at(2).toString().toStdString();
+        t.lines = diffLinesFromCbor(x.at(3).toArray());
+        t.added = static_cast<int>(x.at(4).toInteger());
+        t.removed = static_cast<int>(x.at(5).toInteger());
+        d.texts.push_back(std::move(t));
+    }
+    for (const auto& v : array(m, "extras")) {
+        const QCborArray x = v.toArray();
+        d.extraFiles.push_back(
+            {x.at(0).toString().toStdString(), x.at(1).toString().toStdString()});
+    }
+    d.tensorsCompared = static_cast<int>(integer(m, "compared"));
+    const auto ms = array(m, "ms");
+    d.loadMsA = ms.at(0).toDouble();
+    d.loadMsB = ms.at(1).toDouble();
+    d.diffMs = ms.at(2).toDouble();
+    return d;
+}
+
 } // namespace scriptscope::protocol

@@ -9,6 +9,7 @@
 #include <error.h>
 #include <graph_model.h>
 #include <model_info.h>
+#include <numerics_types.h>
 #include <run_types.h>
 
 #include <QByteArray>
@@ -20,7 +21,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 3;
+constexpr int kVersion = 4;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
@@ -45,8 +46,16 @@ enum class MessageType {
     Diagram, // {module, method, inlined}: the graph as the diagram draws it
     // worker -> GUI
     DiagramModel, // GraphModel
+    // GUI -> worker
+    Activations, // ActivationRequest
+    Optimize,    // OptimizeRequest
+    Diff,        // {path, op_libraries}: the loaded model against another archive
+    // worker -> GUI
+    ActivationReport, // ActivationReport
+    OptimizeResult,   // OptimizeResult
+    ArchiveDiff,      // ArchiveDiff
 };
-constexpr MessageType kLastMessageType = MessageType::DiagramModel;
+constexpr MessageType kLastMessageType = MessageType::ArchiveDiff;
 
 struct Message {
     MessageType type = MessageType::Shutdown;
@@ -87,6 +96,11 @@ QCborMap toCbor(const Error& value);
 QCborMap toCbor(const OutputValue& value);
 QCborMap toCbor(const DeviceInfo& value);
 QCborMap toCbor(const GraphModel& value);
+QCborMap toCbor(const ActivationRequest& value);
+QCborMap toCbor(const ActivationReport& value);
+QCborMap toCbor(const OptimizeRequest& value);
+QCborMap toCbor(const OptimizeResult& value);
+QCborMap toCbor(const ArchiveDiff& value);
 
 ProbeResult probeResultFromCbor(const QCborMap& map);
 ModelInfo modelInfoFromCbor(const QCborMap& map);
@@ -96,6 +110,11 @@ Error errorFromCbor(const QCborMap& map);
 OutputValue outputFromCbor(const QCborMap& map);
 DeviceInfo deviceFromCbor(const QCborMap& map);
 GraphModel graphModelFromCbor(const QCborMap& map);
+ActivationRequest activationRequestFromCbor(const QCborMap& map);
+ActivationReport activationReportFromCbor(const QCborMap& map);
+OptimizeRequest optimizeRequestFromCbor(const QCborMap& map);
+OptimizeResult optimizeResultFromCbor(const QCborMap& map);
+ArchiveDiff archiveDiffFromCbor(const QCborMap& map);
 
 // A message of the given type with a body, for brevity at call sites.
 Message make(MessageType type, quint64 id, QCborMap body = {});

@@ -122,6 +122,53 @@ public:
             }
             return true;
         }
+        case MessageType::Activations: {
+            progress(m.id, "activations", "");
+            const auto report = session_.activations(activationRequestFromCbor(m.body));
+            if (report) {
+                send(make(MessageType::ActivationReport, m.id, toCbor(*report)));
+            } else {
+                fail(m.id, report.error());
+            }
+            return true;
+        }
+        case MessageType::Optimize: {
+            progress(m.id, "optimizing", "");
+            // The sandbox lets the worker write only to its scratch folder: the GUI gives a path
+            // there and moves the file where the person wants it.
+            const auto result = session_.optimize(optimizeRequestFromCbor(m.body));
+            if (result) {
+                send(make(MessageType::OptimizeResult, m.id, toCbor(*result)));
+            } else {
+                fail(m.id, result.error());
+            }
+            return true;
+        }
+        case MessageType::Diff: {
+            progress(m.id, "loading", str("path"));
+            Session other;
+            for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
+                if (auto error = other.loadOperatorLibrary(library.toString().toStdString())) {
+                    fail(m.id, *error);
+                    return true;
+                }
+            }
+            LoadOptions options;
+            options.includeCode = false;
+            const auto loaded = other.load(str("path"), options);
+            if (!loaded) {
+                fail(m.id, loaded.error());
+                return true;
+            }
+            progress(m.id, "comparing", str("path"));
+            const auto diff = session_.diff(other);
+            if (diff) {
+                send(make(MessageType::ArchiveDiff, m.id, toCbor(*diff)));
+            } else {
+                fail(m.id, diff.error());
+            }
+            return true;
+        }
         case MessageType::Shutdown:
             return false;
         default:

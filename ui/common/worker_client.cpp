@@ -236,6 +236,33 @@ quint64 WorkerClient::run(const RunRequest& request) {
                 QStringLiteral("running %1").arg(QString::fromStdString(request.method)));
 }
 
+quint64 WorkerClient::activations(const ActivationRequest& request) {
+    return send(MessageType::Activations, toCbor(request), runTimeoutMs_,
+                QStringLiteral("recording every value of %1")
+                    .arg(QString::fromStdString(request.run.method)));
+}
+
+quint64 WorkerClient::optimize(const OptimizeRequest& request) {
+    return send(MessageType::Optimize, toCbor(request), runTimeoutMs_,
+                QStringLiteral("optimising a copy of the model"));
+}
+
+quint64 WorkerClient::diff(const QString& path, const QStringList& operatorLibraries) {
+    QCborMap body;
+    body.insert(QLatin1String("path"), path);
+    QCborArray libraries;
+    for (const auto& library : operatorLibraries) {
+        libraries.append(library);
+    }
+    body.insert(QLatin1String("op_libraries"), libraries);
+    return send(MessageType::Diff, body, loadTimeoutMs_,
+                QStringLiteral("comparing with '%1'").arg(path));
+}
+
+QString WorkerClient::scratchPath() const {
+    return scratch_ && scratch_->isValid() ? scratch_->path() : QString();
+}
+
 void WorkerClient::cancel() {
     while (!queue_.empty()) {
         const Request dropped = std::move(queue_.front());
@@ -314,6 +341,24 @@ void WorkerClient::onReadyRead() {
             const auto graph = graphModelFromCbor(m.body);
             finishPending();
             Q_EMIT diagramReady(m.id, graph);
+            break;
+        }
+        case MessageType::ActivationReport: {
+            const auto report = activationReportFromCbor(m.body);
+            finishPending();
+            Q_EMIT activationsReady(m.id, report);
+            break;
+        }
+        case MessageType::OptimizeResult: {
+            const auto result = optimizeResultFromCbor(m.body);
+            finishPending();
+            Q_EMIT optimized(m.id, result);
+            break;
+        }
+        case MessageType::ArchiveDiff: {
+            const auto diff = archiveDiffFromCbor(m.body);
+            finishPending();
+            Q_EMIT diffReady(m.id, diff);
             break;
         }
         case MessageType::Values: {

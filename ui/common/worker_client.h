@@ -52,6 +52,15 @@ public:
     quint64 run(const RunRequest& request);
     // Statistics of a module's parameters and buffers (they read every value, so only on request).
     quint64 statistics(const QString& modulePath);
+    // Every value one run computes (engine.h Session::activations).
+    quint64 activations(const ActivationRequest& request);
+    // Passes on a copy of the model. The worker may write only into scratchPath(): give savePath
+    // there and move the file.
+    quint64 optimize(const OptimizeRequest& request);
+    // The loaded model against another archive.
+    quint64 diff(const QString& path, const QStringList& operatorLibraries = {});
+    // The folder the worker may write to (empty before the first worker started).
+    QString scratchPath() const;
 
     bool busy() const { return pending_ != 0 || !queue_.empty(); }
     // The running worker's process id (0 when none), for diagnostics and tests.
@@ -69,6 +78,9 @@ Q_SIGNALS:
     void runFinished(quint64 id, const scriptscope::RunResult& result);
     void failed(quint64 id, const scriptscope::Error& error);
     void statisticsReady(quint64 id, const std::vector<scriptscope::OutputValue>& values);
+    void activationsReady(quint64 id, const scriptscope::ActivationReport& report);
+    void optimized(quint64 id, const scriptscope::OptimizeResult& result);
+    void diffReady(quint64 id, const scriptscope::ArchiveDiff& diff);
     // What the worker can run on, said once by each new worker.
     void devicesKnown(const std::vector<scriptscope::DeviceInfo>& devices,
                       const QString& libtorchVersion);

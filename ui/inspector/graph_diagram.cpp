@@ -814,12 +814,38 @@ QString GraphDiagram::edgeLabel(int layoutEdge) const {
     return q(edge.type);
 }
 
+void GraphDiagram::setValueOverlay(const ValueOverlay& overlay) {
+    overlay_ = overlay;
+    setProfile(profile_);
+}
+
 void GraphDiagram::setProfile(const RunProfile& profile) {
+    profile_ = profile;
     shapes_ = profile.valueShapes;
     shapesMethod_ = profile.shapesMethod;
     moduleMs_.clear();
     operatorMs_.clear();
+    nodeValues_.clear();
     maxModuleMs_ = maxOperatorMs_ = 0;
+    const bool overlay = (!overlay_.nodes.empty() || !overlay_.modules.empty()) && hasGraph_ &&
+                         graph_.inlined && graph_.modulePath.empty() &&
+                         graph_.method == overlay_.method.toStdString();
+    if (overlay) {
+        for (const auto& [path, value] : overlay_.modules) {
+            moduleMs_[path] = value;
+            if (!path.empty()) {
+                maxModuleMs_ = std::max(maxModuleMs_, value);
+            }
+        }
+        for (const auto& [node, value] : overlay_.nodes) {
+            nodeValues_[node] = value;
+            maxOperatorMs_ = std::max(maxOperatorMs_, value);
+        }
+        updateInfo();
+        updateStatus();
+        canvas_->update();
+        return;
+    }
     for (const ModuleTime& m : profile.modules) {
         moduleMs_[m.path] = m.totalMs;
         if (!m.path.empty()) {
@@ -853,11 +879,23 @@ double GraphDiagram::itemMs(int item, QString* what) const {
             return 0;
         }
         if (what) {
-            *what = tr("%1 ms in the profiled run").arg(it->second, 0, 'f', 3);
+            *what = nodeValues_.empty() && overlay_.name.isEmpty()
+                        ? tr("%1 ms in the profiled run").arg(it->second, 0, 'f', 3)
+                        : tr("%1: %2 (largest in the module)").arg(overlay_.name).arg(it->second);
         }
         return it->second;
     }
     const GraphNode& n = graph_.nodes[static_cast<size_t>(v.id)];
+    if (!nodeValues_.empty()) {
+        const auto value = nodeValues_.find(n.id);
+        if (value == nodeValues_.end()) {
+            return 0;
+        }
+        if (what) {
+            *what = tr("%1: %2").arg(overlay_.name).arg(value->second);
+        }
+        return value->second;
+    }
     const auto it = operatorMs_.find(n.kind);
     if (it == operatorMs_.end()) {
         return 0;
@@ -1069,9 +1107,11 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         const double textWidth = r.width - 2 * diagram::kPadding + 4;
         double y = r.y + diagram::kPadding - 3;
         double titleWidth = textWidth;
-        if (heat && ms > 0) { // the time, right-aligned on the title's line
+        if (heat && ms > 0) { // the time (or value), right-aligned on the title's line
             p.setFont(smallFont);
-            const QString label = QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2);
+            const QString label = overlayName().isEmpty()
+                                      ? QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2)
+                                      : QString::number(ms, 'g', 3);
             p.setPen(dark ? QColor(255, 220, 190) : QColor(17, 24, 39));
             p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
                        Qt::AlignRight | Qt::AlignVCenter, label);
@@ -1405,7 +1445,10 @@ void DiagramCanvas::paintEvent(QPaintEvent*) {
         p.setFont(f);
         p.setPen(palette().color(QPalette::Text));
         p.drawText(QRectF(legend.left() + 8, legend.top() + 15, legend.width() - 16, 16),
-                   Qt::AlignLeft | Qt::AlignVCenter, tr("time of the profiled run: 0 \u2192 most"));
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   diagram_->overlayName().isEmpty()
+                       ? tr("time of the profiled run: 0 \u2192 most")
+                       : tr("%1: 0 \u2192 most").arg(diagram_->overlayName()));
     }
     paintMinimap(p);
 }

@@ -104,7 +104,19 @@ public:
     // Times of a profiled run: boxes by their module's total time, nodes by the average time per
     // call of their operator; an empty profile removes them.
     void setProfile(const RunProfile& profile);
-    bool hasProfile() const { return !moduleMs_.empty(); }
+    bool hasProfile() const { return !moduleMs_.empty() || !nodeValues_.empty(); }
+    // Instead of times: a value per node (by id) and per module (by path), painted the same way,
+    // e.g. a statistic of the values a run computed. Empty maps go back to the profile's times.
+    struct ValueOverlay {
+        std::map<int, double> nodes;
+        std::map<std::string, double> modules;
+        QString name;   // "NaN + Inf count", for the legend and the details
+        QString method; // the method whose inlined graph the node ids are of
+    };
+    void setValueOverlay(const ValueOverlay& overlay);
+    const ValueOverlay& valueOverlay() const { return overlay_; }
+    // The overlay's name while it is what the diagram paints; empty for times.
+    QString overlayName() const { return nodeValues_.empty() ? QString() : overlay_.name; }
     // An edge's label: the shape that flowed along its value in the profiled run, where the
     // diagram shows that run's method inlined; else the value's type.
     QString edgeLabel(int layoutEdge) const;
@@ -182,6 +194,9 @@ private:
 
     std::map<std::string, double> moduleMs_;
     std::map<std::string, double> operatorMs_; // average per call
+    ValueOverlay overlay_;
+    std::map<int, double> nodeValues_; // the overlay's, when it applies to the shown graph
+    RunProfile profile_;
     std::map<std::string, std::string> shapes_;
     std::string shapesMethod_;
     double maxModuleMs_ = 0;

@@ -267,6 +267,9 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     diagrams_.clear(); // built from the previous load: a reload may have changed the graph
     if (otherModel) {
         profile_ = RunProfile{};
+        overlay_ = {};
+        pendingNode_ = -1;
+        diagram_->setValueOverlay(overlay_);
     }
     diagramRequest_ = 0;
     diagramKey_.clear();
@@ -322,6 +325,20 @@ void ModelWorkspace::setRecentFiles(const QStringList& paths) {
             QFileInfo(path).fileName() + QStringLiteral("  —  ") + path, startRecent_);
         item->setData(Qt::UserRole, path);
     }
+}
+
+void ModelWorkspace::setValueOverlay(const GraphDiagram::ValueOverlay& overlay) {
+    overlay_ = overlay;
+    diagram_->setValueOverlay(overlay);
+}
+
+void ModelWorkspace::showForwardNode(int node) {
+    pendingNode_ = node;
+    if (!inlined_->isChecked()) {
+        inlined_->setChecked(true); // shows the graph
+    }
+    tabs_->setCurrentWidget(graphPage_);
+    showDiagramFor(QStringLiteral("\nforward"));
 }
 
 void ModelWorkspace::setProfile(const RunProfile& profile) {
@@ -449,12 +466,14 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
         return; // built when the Graph tab is shown
     }
     if (key == diagramShown_ && diagram_->hasGraph()) {
+        selectPendingNode();
         return;
     }
     const auto it = diagrams_.find(key);
     if (it != diagrams_.end()) {
         diagramShown_ = key;
         diagram_->setGraph(it->second);
+        diagram_->setValueOverlay(overlay_);
         diagram_->setProfile(profile_); // this model's last profiled run, if any
         nodeOfIrLine_.clear();
         for (const GraphNode& n : it->second.nodes) {
@@ -462,6 +481,7 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
                 nodeOfIrLine_.emplace(n.irLine, n.id);
             }
         }
+        selectPendingNode();
         return;
     }
     diagramShown_.clear();
@@ -475,6 +495,18 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
     const QString path = inlined ? QString() : key.section(QLatin1Char('/'), 0, -2);
     const QString method = inlined ? key.mid(1) : key.section(QLatin1Char('/'), -1);
     diagramRequest_ = worker_->diagram(path, method, inlined);
+}
+
+void ModelWorkspace::selectPendingNode() {
+    if (pendingNode_ < 0 || diagramShown_ != QStringLiteral("\nforward")) {
+        return;
+    }
+    const int node = pendingNode_;
+    pendingNode_ = -1;
+    if (node < static_cast<int>(diagram_->graph().nodes.size())) {
+        diagram_->reveal(node);
+        diagram_->selectNode(node);
+    }
 }
 
 void ModelWorkspace::showNodeInText(int node) {

@@ -4,6 +4,8 @@
 // worker prints the inlined graph and computes statistics on request.
 #pragma once
 
+#include "graph_diagram.h"
+
 #include <graph_model.h>
 #include <model_info.h>
 #include <run_types.h>
@@ -52,6 +54,13 @@ public:
     // Per-module times of a profiled run: the tree's Time column.
     void setProfile(const RunProfile& profile);
 
+    // Paints the whole model's inlined graph by a value per node (the Numerics workspace's
+    // statistic); an empty overlay removes it. Cleared when another model is shown.
+    void setValueOverlay(const GraphDiagram::ValueOverlay& overlay);
+    // Shows node `node` of the whole model's inlined forward graph: the Graph tab, the diagram
+    // with the node selected (its IR line and its module with it), once the diagram is there.
+    void showForwardNode(int node);
+
     void selectModule(const QString& path);
     QString selectedModulePath() const;
     const ModuleInfo* selectedModule() const;
@@ -82,6 +91,7 @@ private:
     void showGraph();
     void showDiagramFor(const QString& key);
     void showNodeInText(int node);
+    void selectPendingNode();
     void selectNodeAtTextLine(int line);
 
     WorkerClient* worker_;
@@ -116,7 +126,9 @@ private:
     QString diagramShown_; // what the diagram shows
     std::map<int, int> nodeOfIrLine_;
     bool syncingText_ = false;
-    RunProfile profile_; // the shown model's last profiled run
+    RunProfile profile_;                 // the shown model's last profiled run
+    GraphDiagram::ValueOverlay overlay_; // of the shown model
+    int pendingNode_ = -1;               // to select once the inlined forward diagram is shown
     ArchiveView* archive_ = nullptr;
 };
 

@@ -1,0 +1,51 @@
+#include "numerics_types.h"
+
+namespace scriptscope {
+
+const char* toString(ModuleChange::Kind kind) {
+    switch (kind) {
+    case ModuleChange::Kind::Added:
+        return "added";
+    case ModuleChange::Kind::Removed:
+        return "removed";
+    case ModuleChange::Kind::Retyped:
+        return "retyped";
+    }
+    return "?";
+}
+
+const char* toString(TensorChange::Kind kind) {
+    switch (kind) {
+    case TensorChange::Kind::Added:
+        return "added";
+    case TensorChange::Kind::Removed:
+        return "removed";
+    case TensorChange::Kind::Values:
+        return "values";
+    case TensorChange::Kind::Shape:
+        return "shape";
+    case TensorChange::Kind::Dtype:
+        return "dtype";
+    }
+    return "?";
+}
+
+const std::vector<PassInfo>& availablePasses() {
+    static const std::vector<PassInfo> passes = {
+        {"freeze", "torch.jit.freeze: inline every call, fold parameters and attributes into "
+                   "constants (needs eval mode)"},
+        {"optimize-for-inference",
+         "torch.jit.optimize_for_inference: freeze, then fold and fuse for inference (MKLDNN "
+         "where this LibTorch has it)"},
+        {"fold-conv-bn", "fold BatchNorm into the convolution before it"},
+        {"constant-propagation", "compute what depends only on constants"},
+        {"dead-code-elimination", "remove nodes whose results nobody uses"},
+        {"common-subexpression-elimination", "compute identical expressions once"},
+        {"peephole", "local simplifications (x + 0, redundant shape queries, ...)"},
+        {"remove-dropout", "remove dropout (the model must be in eval mode)"},
+        {"fuse-linear", "turn matmul + add (and addmm) into aten::linear"},
+    };
+    return passes;
+}
+
+} // namespace scriptscope

@@ -1,0 +1,299 @@
+// The Numerics workspace through the GUI and the real worker: recording every value finds the
+// first NaN where make_numerics.py put it, marks its row, shows it in the graph (node selected,
+// its IR line current) and paints the graph by NaN count; the table filters and sorts; a
+// comparison with values saved from Python names the module that differs; passes on a copy give
+// counts and a side-by-side diff and a copy that is saved and opens; the diff names an added
+// module; and none of it shows under the next model. Screenshots of each, light and dark.
+#include "gui_test_support.h"
+#include "test_support.h"
+
+#include <code_view.h>
+#include <graph_diagram.h>
+#include <main_window.h>
+#include <model_workspace.h>
+#include <numerics_panel.h>
+#include <run_panel.h>
+#include <worker_client.h>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QStyleFactory>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTreeWidget>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+using scriptscope::test::saveScreenshot;
+
+namespace {
+
+QString fx(const std::string& name) {
+    return QString::fromStdString(fixture(name));
+}
+
+QPalette darkPalette() {
+    QPalette p;
+    p.setColor(QPalette::Window, QColor(37, 37, 38));
+    p.setColor(QPalette::WindowText, QColor(230, 230, 230));
+    p.setColor(QPalette::Base, QColor(30, 30, 30));
+    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+    p.setColor(QPalette::Text, QColor(230, 230, 230));
+    p.setColor(QPalette::Button, QColor(45, 45, 48));
+    p.setColor(QPalette::ButtonText, QColor(230, 230, 230));
+    p.setColor(QPalette::Highlight, QColor(38, 79, 120));
+    p.setColor(QPalette::HighlightedText, QColor(255, 255, 255));
+    return p;
+}
+
+} // namespace
+
+class TestNumericsGui : public QObject {
+    Q_OBJECT
+
+private:
+    WorkerClient* worker_ = nullptr;
+    MainWindow* window_ = nullptr;
+    NumericsPanel* panel_ = nullptr;
+
+    bool open(const QString& path) { return scriptscope::test::openModel(window_, path); }
+
+    bool record() {
+        QSignalSpy shown(panel_, &NumericsPanel::activationsShown);
+        QSignalSpy failed(panel_, &NumericsPanel::failedWith);
+        panel_->recordActivations();
+        const bool answered =
+            QTest::qWaitFor([&]() { return !shown.isEmpty() || !failed.isEmpty(); }, 120000);
+        if (!failed.isEmpty()) {
+            qWarning() << "recording failed:" << failed.first().first().toString();
+        }
+        return answered && !shown.isEmpty();
+    }
+
+    void showNumerics(int tab) {
+        window_->showWorkspace(QStringLiteral("numerics"));
+        panel_->tabs()->setCurrentIndex(tab);
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        worker_ = new WorkerClient(this);
+        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+        window_ = new MainWindow(worker_);
+        const QStringList size =
+            qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
+                .split(QLatin1Char('x'));
+        window_->resize(size.value(0).toInt(), size.value(1).toInt());
+        window_->show();
+        panel_ = window_->numericsPanel();
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void firstNaNFoundMarkedAndShownInTheGraph() {
+        QVERIFY(open(fx("nan_nested.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
+        showNumerics(0);
+        QVERIFY(record());
+        const ActivationReport& report = panel_->activationModel()->report();
+        QVERIFY(report.firstNonFinite >= 0);
+        const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
+        QCOMPARE(bad.kind, std::string("aten::log"));
+        QCOMPARE(bad.module, std::string("body.inner"));
+        // The row is current and marked, and the status names it.
+        const QModelIndex current =
+            panel_->activationProxy()->mapToSource(panel_->activationTable()->currentIndex());
+        QCOMPARE(current.row(), report.firstNonFinite);
+        QVERIFY(current.data(ActivationTableModel::NonFiniteRole).toBool());
+        QVERIFY(current.data(Qt::BackgroundRole).value<QColor>().isValid());
+        QVERIFY2(panel_->activationStatus()->text().contains(QStringLiteral("body.inner")),
+                 qPrintable(panel_->activationStatus()->text()));
+        saveScreenshot(window_, QStringLiteral("numerics-first-nan"));
+
+        // Only NaN / Inf: every row left is non-finite, the first among them.
+        panel_->nonFiniteOnly()->setChecked(true);
+        const int rows = panel_->activationProxy()->rowCount();
+        QVERIFY(rows > 0 && rows < static_cast<int>(report.records.size()));
+        for (int r = 0; r < rows; ++r) {
+            QVERIFY(panel_->activationProxy()
+                        ->index(r, 0)
+                        .data(ActivationTableModel::NonFiniteRole)
+                        .toBool());
+        }
+        panel_->nonFiniteOnly()->setChecked(false);
+        // Sorting by NaN count puts the most NaNs first.
+        panel_->activationTable()->sortByColumn(ActivationTableModel::NanColumn,
+                                                Qt::DescendingOrder);
+        const qlonglong top = panel_->activationProxy()
+                                  ->index(0, ActivationTableModel::NanColumn)
+                                  .data(ActivationTableModel::SortRole)
+                                  .toLongLong();
+        for (const auto& r : report.records) {
+            QVERIFY(r.nanCount <= top);
+        }
+        panel_->activationTable()->sortByColumn(ActivationTableModel::IndexColumn,
+                                                Qt::AscendingOrder);
+        // The filter by module.
+        panel_->activationFilter()->setText(QStringLiteral("body.inner"));
+        for (int r = 0; r < panel_->activationProxy()->rowCount(); ++r) {
+            QVERIFY(panel_->activationProxy()
+                        ->index(r, ActivationTableModel::ModuleColumn)
+                        .data()
+                        .toString()
+                        .startsWith(QStringLiteral("body.inner")));
+        }
+        panel_->activationFilter()->clear();
+
+        // Painted by NaN count, then shown in the graph: the Model workspace, the node selected,
+        // its IR line current.
+        panel_->paintBox()->setCurrentIndex(
+            panel_->paintBox()->findData(QStringLiteral("nonfinite")));
+        panel_->showRecordInGraph(report.firstNonFinite);
+        GraphDiagram* diagram = window_->modelWorkspace()->diagram();
+        QVERIFY(QTest::qWaitFor([&]() { return diagram->selectedNode() == bad.node; }, 60000));
+        QCOMPARE(window_->workspaces()->currentWidget(),
+                 static_cast<QWidget*>(window_->modelWorkspace()));
+        QVERIFY(QTest::qWaitFor([&]() { return diagram->picture() && !diagram->layoutPending(); },
+                                60000));
+        QCOMPARE(diagram->overlayName(), QStringLiteral("NaN + Inf count"));
+        QCOMPARE(window_->modelWorkspace()->graphText()->editor()->textCursor().blockNumber() + 1,
+                 bad.irLine);
+        saveScreenshot(window_, QStringLiteral("numerics-first-nan-graph"));
+    }
+
+    void comparedWithValuesSavedFromPython() {
+        QVERIFY(open(fx("stats_model.pt")));
+        // Another model: nothing of the last one shows.
+        QCOMPARE(panel_->activationModel()->rowCount(), 0);
+        QVERIFY(window_->modelWorkspace()->diagram()->overlayName().isEmpty());
+        // The input the fixture script ran the eager model on, as one tensor file.
+        QTemporaryDir dir;
+        const QString input = dir.filePath(QStringLiteral("x.pt"));
+        QProcess python;
+        python.start(QStringLiteral(SCRIPTSCOPE_PYTHON),
+                     {QStringLiteral("-c"),
+                      QStringLiteral("import sys, torch; torch.save(torch.load(sys.argv[1])[0], "
+                                     "sys.argv[2])"),
+                      fx("stats_model.inputs.pt"), input});
+        QVERIFY(python.waitForFinished(120000) && python.exitCode() == 0);
+        window_->runPanel()->setInput(0, QStringLiteral("file"), input);
+        panel_->setComparison(QStringLiteral("device"), QStringLiteral("cpu"));
+        showNumerics(0);
+        QVERIFY(record());
+        const ActivationReport& report = panel_->activationModel()->report();
+        QCOMPARE(report.comparedCount, static_cast<int>(report.records.size()));
+        QCOMPARE(report.firstDifference, -1);
+        // Python's values: equal; Python's with features.3 changed: features.3 named.
+        panel_->setComparison(QStringLiteral("file"), fx("stats_model.activations.pt"));
+        QVERIFY(record());
+        QCOMPARE(panel_->activationModel()->report().firstDifference, -1);
+        QVERIFY(panel_->activationModel()->report().comparedCount >= 9);
+        panel_->setComparison(QStringLiteral("file"), fx("stats_model.activations_perturbed.pt"));
+        QVERIFY(record());
+        const ActivationReport& against = panel_->activationModel()->report();
+        QVERIFY(against.firstDifference >= 0);
+        QCOMPARE(against.records[static_cast<size_t>(against.firstDifference)].module,
+                 std::string("features.3"));
+        QVERIFY(panel_->activationStatus()->text().contains(QStringLiteral("the first beyond")));
+        // The first difference is current, and the histogram shows it.
+        const QModelIndex current =
+            panel_->activationProxy()->mapToSource(panel_->activationTable()->currentIndex());
+        QCOMPARE(current.row(), against.firstDifference);
+        panel_->paintBox()->setCurrentIndex(panel_->paintBox()->findData(QStringLiteral("diff")));
+        saveScreenshot(window_, QStringLiteral("numerics-compared"));
+    }
+
+    void passesOnACopy() {
+        QVERIFY(open(fx("stats_model.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("1x3x32x32"));
+        showNumerics(1);
+        QListWidget* passes = panel_->passList();
+        for (int i = 0; i < passes->count(); ++i) {
+            const QString name = passes->item(i)->data(Qt::UserRole).toString();
+            passes->item(i)->setCheckState(name == QLatin1String("freeze") ||
+                                                   name == QLatin1String("fold-conv-bn")
+                                               ? Qt::Checked
+                                               : Qt::Unchecked);
+        }
+        QSignalSpy shown(panel_, &NumericsPanel::passesShown);
+        panel_->applyPasses();
+        QVERIFY(QTest::qWaitFor([&]() { return !shown.isEmpty(); }, 120000));
+        const OptimizeResult& r = panel_->optimizeResult();
+        QVERIFY(r.timed);
+        QVERIFY(r.maxAbsDiff < 1e-5);
+        QVERIFY(r.nodesAfter < r.nodesBefore);
+        QVERIFY(panel_->kindTable()->rowCount() > 0);
+        QVERIFY(panel_->passSummary()->text().contains(QStringLiteral("\u00d7")));
+        // Side by side: both sides have the same number of lines (aligned).
+        QCOMPARE(panel_->graphBefore()->document()->blockCount(),
+                 panel_->graphAfter()->document()->blockCount());
+        QVERIFY(panel_->graphAfter()->toPlainText().contains(QStringLiteral("weight_fused_bn")));
+        saveScreenshot(window_, QStringLiteral("numerics-passes"));
+        // Saved where the person wants it, and it opens as a model.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("frozen.pt"));
+        QString why;
+        QVERIFY2(panel_->saveOptimisedCopy(path, &why), qPrintable(why));
+        QVERIFY(open(path));
+        QCOMPARE(panel_->optimizeResult().applied.size(), size_t{0}); // cleared for the new model
+    }
+
+    void diffOfArchives() {
+        QVERIFY(open(fx("diff_base.pt")));
+        showNumerics(2);
+        QSignalSpy shown(panel_, &NumericsPanel::diffShown);
+        panel_->compareWith(fx("diff_added.pt"));
+        QVERIFY(QTest::qWaitFor([&]() { return !shown.isEmpty(); }, 60000));
+        const ArchiveDiff& d = panel_->archiveDiff();
+        QVERIFY(!d.identical);
+        QCOMPARE(d.modules.size(), size_t{1});
+        QCOMPARE(d.modules[0].path, std::string("extra"));
+        QTreeWidget* tree = panel_->diffTree();
+        QCOMPARE(tree->topLevelItem(0)->text(0), QStringLiteral("Modules"));
+        QCOMPARE(tree->topLevelItem(0)->child(0)->text(0), QStringLiteral("extra"));
+        // The first text change is shown, its added lines marked.
+        QVERIFY(panel_->diffText()->toPlainText().contains(QStringLiteral("+ ")));
+        QVERIFY(!panel_->diffText()->extraSelections().isEmpty());
+        saveScreenshot(window_, QStringLiteral("numerics-diff"));
+        // The same archive: identical.
+        shown.clear();
+        panel_->compareWith(fx("diff_same.pt"));
+        QVERIFY(QTest::qWaitFor([&]() { return !shown.isEmpty(); }, 60000));
+        QVERIFY(panel_->archiveDiff().identical);
+        QVERIFY(panel_->diffSummary()->text().contains(QStringLiteral("The same")));
+        // A file that is not an archive: a message, and the panel still works.
+        QSignalSpy failed(panel_, &NumericsPanel::failedWith);
+        panel_->compareWith(fx("nan_nested.inputs.pt"));
+        QVERIFY(QTest::qWaitFor([&]() { return !failed.isEmpty(); }, 60000));
+        QVERIFY(panel_->diffSummary()->text().contains(QStringLiteral("Cannot compare")));
+    }
+
+    void darkTheme() {
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(darkPalette());
+        QVERIFY(open(fx("nan_nested.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
+        showNumerics(0);
+        QVERIFY(record());
+        saveScreenshot(window_, QStringLiteral("numerics-first-nan-dark"));
+        QApplication::setPalette(light);
+    }
+};
+
+QTEST_MAIN(TestNumericsGui)
+#include "test_numerics_gui.moc"
