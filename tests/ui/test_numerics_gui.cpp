@@ -123,6 +123,7 @@ private Q_SLOTS:
         QVERIFY(current.data(Qt::BackgroundRole).value<QColor>().isValid());
         QVERIFY2(panel_->activationStatus()->text().contains(QStringLiteral("body.inner")),
                  qPrintable(panel_->activationStatus()->text()));
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-first-nan"));
 
         // Only NaN / Inf: every row left is non-finite, the first among them.
@@ -173,6 +174,7 @@ private Q_SLOTS:
         QCOMPARE(diagram->overlayName(), QStringLiteral("NaN + Inf count"));
         QCOMPARE(window_->modelWorkspace()->graphText()->editor()->textCursor().blockNumber() + 1,
                  bad.irLine);
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-first-nan-graph"));
     }
 
@@ -215,6 +217,7 @@ private Q_SLOTS:
             panel_->activationProxy()->mapToSource(panel_->activationTable()->currentIndex());
         QCOMPARE(current.row(), against.firstDifference);
         panel_->paintBox()->setCurrentIndex(panel_->paintBox()->findData(QStringLiteral("diff")));
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-compared"));
     }
 
@@ -243,6 +246,7 @@ private Q_SLOTS:
         QCOMPARE(panel_->graphBefore()->document()->blockCount(),
                  panel_->graphAfter()->document()->blockCount());
         QVERIFY(panel_->graphAfter()->toPlainText().contains(QStringLiteral("weight_fused_bn")));
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-passes"));
         // Saved where the person wants it, and it opens as a model.
         QTemporaryDir dir;
@@ -269,6 +273,7 @@ private Q_SLOTS:
         // The first text change is shown, its added lines marked.
         QVERIFY(panel_->diffText()->toPlainText().contains(QStringLiteral("+ ")));
         QVERIFY(!panel_->diffText()->extraSelections().isEmpty());
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-diff"));
         // The same archive: identical.
         shown.clear();
@@ -290,6 +295,9 @@ private Q_SLOTS:
         window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
         showNumerics(0);
         QVERIFY(record());
+        QVERIFY(panel_->activationModel()->rowCount() > 0);
+        QVERIFY(panel_->activationModel()->report().firstNonFinite >= 0);
+        QTest::qWait(100); // the layout settles first
         saveScreenshot(window_, QStringLiteral("numerics-first-nan-dark"));
         QApplication::setPalette(light);
     }

@@ -989,7 +989,9 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             QString title =
                 q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
             if (ms > 0) {
-                title += QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2);
+                title += overlayName().isEmpty()
+                             ? QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2)
+                             : QStringLiteral(" \u00B7 %1").arg(ms, 0, 'g', 3);
             }
             QFont f = titleFont;
             p.setFont(f);

@@ -20,6 +20,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QScopedValueRollback>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QTabWidget>
@@ -536,6 +537,8 @@ void ModelWorkspace::showNodeInText(int node) {
             cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
             editor->setTextCursor(cursor);
             editor->centerCursor();
+            // The line's start in view: a long line would otherwise scroll to its end.
+            editor->horizontalScrollBar()->setValue(0);
         }
     }
     // The .code view: the line that made the node, where the code shown has it.

@@ -360,6 +360,36 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
     });
     connect(worker_, &WorkerClient::failed, this, &NumericsPanel::fail);
     clearAll();
+    applyPlotPalette();
+}
+
+void NumericsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyPlotPalette();
+    }
+}
+
+void NumericsPanel::applyPlotPalette() {
+    // The histogram follows the window's theme (QCustomPlot paints white on its own).
+    const QPalette p = palette();
+    const QColor text = p.color(QPalette::Text);
+    QColor grid = p.color(QPalette::Mid);
+    grid.setAlpha(110);
+    histogram_->setBackground(p.color(QPalette::Base));
+    for (QCPAxis* axis : {histogram_->xAxis, histogram_->yAxis}) {
+        axis->setBasePen(QPen(text));
+        axis->setTickPen(QPen(text));
+        axis->setSubTickPen(QPen(text));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+        axis->grid()->setSubGridPen(Qt::NoPen);
+    }
+    if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {
+        title->setTextColor(text);
+    }
+    histogram_->replot();
 }
 
 NumericsPanel::~NumericsPanel() = default;
@@ -424,6 +454,7 @@ QWidget* NumericsPanel::buildActivations() {
     status_ = new QLabel(page);
     status_->setObjectName(QStringLiteral("activationStatus"));
     status_->setWordWrap(true);
+    status_->setTextFormat(Qt::RichText);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(status_);
 
@@ -470,7 +501,8 @@ QWidget* NumericsPanel::buildActivations() {
     split->addWidget(table_);
     split->addWidget(side);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(1, 1);
+    split->setSizes({700, 300});
     layout->addWidget(split, 1);
 
     connect(record_, &QPushButton::clicked, this, &NumericsPanel::recordActivations);
@@ -601,6 +633,7 @@ void NumericsPanel::recordActivations() {
 
 void NumericsPanel::showReport(const ActivationReport& report) {
     model_->setReport(report);
+    table_->setColumnHidden(ActivationTableModel::DiffColumn, report.comparison.empty());
     table_->resizeColumnsToContents();
     const auto& records = report.records;
     QStringList lines;
@@ -847,6 +880,7 @@ QWidget* NumericsPanel::buildPasses() {
     passSummary_ = new QLabel(page);
     passSummary_->setObjectName(QStringLiteral("passSummary"));
     passSummary_->setWordWrap(true);
+    passSummary_->setTextFormat(Qt::RichText);
     passSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     right->addWidget(passSummary_);
     auto* split = new QSplitter(Qt::Horizontal, page);
@@ -856,6 +890,7 @@ QWidget* NumericsPanel::buildPasses() {
     kinds_->verticalHeader()->hide();
     kinds_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     kinds_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    kinds_->verticalHeader()->setDefaultSectionSize(kinds_->fontMetrics().height() + 6);
     kinds_->setSortingEnabled(true);
     before_ = codeText(split);
     before_->setObjectName(QStringLiteral("graphBefore"));
@@ -867,6 +902,7 @@ QWidget* NumericsPanel::buildPasses() {
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 2);
+    split->setSizes({340, 420, 420});
     right->addWidget(split, 1);
     top->addLayout(right, 1);
     layout->addLayout(top, 1);
@@ -1045,6 +1081,7 @@ QWidget* NumericsPanel::buildDiff() {
     diffSummary_ = new QLabel(page);
     diffSummary_->setObjectName(QStringLiteral("diffSummary"));
     diffSummary_->setWordWrap(true);
+    diffSummary_->setTextFormat(Qt::RichText);
     diffSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     bar->addWidget(diffOpen_);
     bar->addWidget(diffSummary_, 1);
@@ -1250,6 +1287,9 @@ void NumericsPanel::clearAll() {
     diffOpen_->setEnabled(true);
     model_->setReport({});
     histogram_->clearPlottables();
+    if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {
+        title->setText(tr("Histogram"));
+    }
     histogram_->replot();
     details_->clear();
     status_->setText(tr("Records every value the Run workspace's method computes with its inputs: "

@@ -128,7 +128,11 @@ Q_SIGNALS:
     void failedWith(const QString& message);
     void showModelWorkspace();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    void applyPlotPalette();
     QWidget* buildActivations();
     QWidget* buildPasses();
     QWidget* buildDiff();

@@ -43,6 +43,13 @@ using torch::jit::Graph;
 using torch::jit::Node;
 using torch::jit::Value;
 
+// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
+// archives of the same model may differ only there.
+std::string demangled(const std::string& name) {
+    static const std::regex mangle(R"(___torch_mangle_\d+\.)");
+    return std::regex_replace(name, mangle, "");
+}
+
 // ---- Statistics of one tensor ----
 
 struct Chunk {
@@ -962,7 +969,8 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                              (std::max(a.before, a.after) == std::max(b.before, b.after) &&
                               a.kind < b.kind);
                   });
-        result.graphDiff = diffLines(result.graphBefore, result.graphAfter);
+        // A copy's classes are renamed (__torch__.___torch_mangle_N.Net): not a difference.
+        result.graphDiff = diffLines(demangled(result.graphBefore), demangled(result.graphAfter));
 
         if (prepared) {
             // Same inputs, interleaved (the machine is shared): after the warm-up, one iteration
@@ -1119,13 +1127,6 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
 // ---- Two archives ----
 
 namespace {
-
-// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
-// archives of the same model may differ only there.
-std::string demangled(const std::string& name) {
-    static const std::regex mangle(R"(___torch_mangle_\d+\.)");
-    return std::regex_replace(name, mangle, "");
-}
 
 std::string typeName(const torch::jit::Module& module) {
     const auto type = module.type();
