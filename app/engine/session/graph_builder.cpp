@@ -494,6 +494,8 @@ std::map<std::string, std::string> recordValueShapes(const torch::jit::Module& o
     torch::jit::Stack stack;
     stack.push_back(owner._ivalue());
     stack.insert(stack.end(), inputs.begin(), inputs.end());
+    // The arguments left out take their defaults, as a call of the method would give them.
+    method.function().getSchema().checkAndNormalizeInputs(stack, {});
     torch::jit::InterpreterState(code).run(stack);
     std::map<std::string, std::string> shapes;
     auto tensorShape = [](const c10::IValue& v) -> std::string {

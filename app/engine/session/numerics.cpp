@@ -30,6 +30,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <unordered_map>
@@ -403,6 +404,7 @@ bool within(const std::string& path, const std::string& module) {
 // watches, with the GraphModel the records refer to.
 struct Instrumented {
     std::shared_ptr<Graph> graph;
+    std::optional<c10::FunctionSchema> schema; // the method's, for its arguments' defaults
     GraphModel model;
     std::vector<Site> sites;
     std::vector<std::vector<std::string>> siteModules; // per site: modules it is the output of
@@ -412,6 +414,7 @@ struct Instrumented {
 Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method) {
     registerProbe();
     Instrumented out;
+    out.schema = method.function().getSchema();
     out.graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
     torch::jit::Inline(*out.graph); // as buildGraphModel: the same node ids and value names
     std::vector<Node*> nodes;
@@ -434,6 +437,17 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
         }
         return placedModule(out.model, out.model.nodes[static_cast<size_t>(found->second)]);
     };
+    auto withoutCallStack = [&](const Node* user) {
+        while (user && user->kind() == c10::prim::Return && user->owningBlock()->owningNode()) {
+            user = user->owningBlock()->owningNode();
+        }
+        if (!user || user == out.graph->return_node() || !user->owningBlock()->owningNode()) {
+            return false; // the graph's own block: the call stack (or the root) is right
+        }
+        const auto found = ids.find(user);
+        return found != ids.end() &&
+               out.model.nodes[static_cast<size_t>(found->second)].module.empty();
+    };
     Graph& graph = *out.graph;
     auto addProbe = [&](Value* v, Node* after, int node, int output) {
         Site site;
@@ -448,6 +462,12 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
                 placedModule(out.model, out.model.nodes[static_cast<size_t>(node)]);
             std::set<std::string> outputs;
             for (const auto& use : v->uses()) {
+                if (!own.empty() && withoutCallStack(use.user)) {
+                    // PyTorch 1.13 gives no call stack to the nodes in an if's or a loop's
+                    // blocks inside inlined calls (BatchNorm's training check): where they run
+                    // is not known, so they do not make a value a module's output.
+                    continue;
+                }
                 const auto where = placed(use.user);
                 std::string ancestor = own;
                 while (!ancestor.empty()) {
@@ -488,6 +508,47 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
             }
         }
     }
+    // A module output changed in place later in the module (ResNet's `out += identity`, the
+    // `result += input` of an inverted residual) is the module's output after that change: the
+    // modules move to the last in-place op's own output (it aliases the value).
+    std::map<std::pair<int, int>, size_t> siteOf; // (node, output) -> site
+    for (size_t i = 0; i < out.sites.size(); ++i) {
+        siteOf.emplace(std::make_pair(out.sites[i].node, out.sites[i].output), i);
+    }
+    for (size_t i = 0; i < out.sites.size(); ++i) {
+        if (out.siteModules[i].empty() || out.sites[i].node < 0) {
+            continue;
+        }
+        Value* v = nodes[static_cast<size_t>(out.sites[i].node)]
+                       ->outputs()[static_cast<size_t>(out.sites[i].output)];
+        std::vector<std::string> kept;
+        for (const auto& path : out.siteModules[i]) {
+            // The last in-place op on the value inside this module (one outside it, like the
+            // in-place ReLU after a BatchNorm, changes it after the module returned).
+            int latest = -1;
+            for (const auto& use : v->uses()) {
+                const Node* user = use.user;
+                const auto found = ids.find(user);
+                const auto* schema = user->maybeSchema();
+                if (found == ids.end() || use.offset != 0 || !schema ||
+                    schema->arguments().empty() || !schema->arguments()[0].alias_info() ||
+                    !schema->arguments()[0].alias_info()->isWrite() || user->outputs().empty()) {
+                    continue;
+                }
+                const auto where = placed(user);
+                if (where && within(*where, path)) {
+                    latest = std::max(latest, found->second);
+                }
+            }
+            const auto to = siteOf.find({latest, 0});
+            if (latest >= 0 && to != siteOf.end()) {
+                out.siteModules[to->second].push_back(path);
+            } else {
+                kept.push_back(path);
+            }
+        }
+        out.siteModules[i] = std::move(kept);
+    }
     return out;
 }
 
@@ -503,6 +564,10 @@ c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::
     torch::jit::Stack stack;
     stack.push_back(module._ivalue());
     stack.insert(stack.end(), inputs.begin(), inputs.end());
+    // The arguments left out take their defaults, as a call of the method would give them.
+    if (instrumented.schema) {
+        instrumented.schema->checkAndNormalizeInputs(stack, {});
+    }
     c10::InferenceMode inferenceMode;
     activeRun = &run;
     try {
@@ -1023,73 +1088,75 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                 }
             }
             // Module by module, where the copy's nodes still know their modules (freezing
-            // inlines with call stacks; an archive saved and loaded again has none).
+            // inlines with call stacks; an archive saved and loaded again has none). Both runs
+            // keep every module's output (its last occurrence).
             ProbeRun mine;
             mine.bins = 1;
             mine.keepModuleOutputs = true;
             runInstrumented(instrument(original, originalMethod), original, inputs, mine,
                             prepared->device);
-            Instrumented theirs = instrument(copy, copyMethod);
-            // The module outputs in the original's execution order, and the modules the copy
-            // still has nodes of: a BatchNorm folded into the convolution before it has none, and
-            // the convolution's output in the copy stands for the BatchNorm's.
-            std::vector<std::string> order;
-            for (const auto& record : mine.records) {
-                const auto& paths = mine.siteModules[static_cast<size_t>(
-                    std::find_if(mine.index.begin(), mine.index.end(), [&](const auto& e) {
-                        return &mine.records[e.second] == &record;
-                    })->first.first)];
-                for (const auto& path : paths) {
-                    if (std::find(order.begin(), order.end(), path) == order.end()) {
-                        order.push_back(path);
+            ProbeRun theirs;
+            theirs.bins = 1;
+            theirs.keepModuleOutputs = true;
+            const Instrumented copied = instrument(copy, copyMethod);
+            runInstrumented(copied, copy, inputs, theirs, prepared->device);
+            // The modules in execution order, innermost first where several share a value.
+            auto executionOrder = [](const ProbeRun& run) {
+                std::vector<std::string> order;
+                std::vector<std::pair<size_t, int>> bySite; // record index, site
+                for (const auto& [key, index] : run.index) {
+                    bySite.emplace_back(index, key.first);
+                }
+                std::sort(bySite.begin(), bySite.end());
+                for (const auto& [index, site] : bySite) {
+                    std::vector<std::string> paths = run.siteModules[static_cast<size_t>(site)];
+                    std::sort(paths.begin(), paths.end(),
+                              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+                    for (const auto& path : paths) {
+                        if (std::find(order.begin(), order.end(), path) == order.end()) {
+                            order.push_back(path);
+                        }
                     }
                 }
-            }
-            std::set<std::string> present;
-            for (const auto& node : theirs.model.nodes) {
-                for (std::string path = node.module; !path.empty();) {
-                    present.insert(path);
-                    const auto dot = path.rfind('.');
-                    path = dot == std::string::npos ? std::string() : path.substr(0, dot);
-                }
-            }
-            for (size_t s = 0; s < theirs.sites.size(); ++s) {
-                for (const auto& path : theirs.siteModules[s]) {
-                    if (!mine.moduleOutputs.count(path) ||
-                        (theirs.sites[s].reference.defined() &&
-                         path.size() <= theirs.sites[s].referenceName.size())) {
-                        continue;
-                    }
-                    std::string stands = path;
-                    std::string label = path;
-                    auto at = std::find(order.begin(), order.end(), path);
-                    while (at != order.end() && std::next(at) != order.end() &&
-                           !present.count(*std::next(at)) &&
-                           mine.moduleOutputs.count(*std::next(at))) {
-                        ++at;
-                        stands = *at;
-                        label += " + " + *at + " (folded)";
-                    }
-                    theirs.sites[s].reference = mine.moduleOutputs[stands].to(prepared->device);
-                    theirs.sites[s].referenceName = label;
-                }
-            }
-            ProbeRun compared;
-            compared.bins = 1;
-            runInstrumented(theirs, copy, inputs, compared, prepared->device);
-            std::map<std::string, size_t> at;
-            for (const auto& record : compared.records) {
-                if (!record.compared) {
+                return order;
+            };
+            const auto originalOrder = executionOrder(mine);
+            const auto copyOrder = executionOrder(theirs);
+            const std::set<std::string> inCopy(copyOrder.begin(), copyOrder.end());
+            auto parentOf = [](const std::string& path) {
+                const auto dot = path.rfind('.');
+                return dot == std::string::npos ? std::string() : path.substr(0, dot);
+            };
+            for (const auto& path : copyOrder) {
+                const auto value = theirs.moduleOutputs.find(path);
+                const auto reference = mine.moduleOutputs.find(path);
+                if (value == theirs.moduleOutputs.end() || reference == mine.moduleOutputs.end()) {
                     continue;
                 }
-                const auto found = at.find(record.comparedWith);
-                if (found == at.end()) {
-                    at.emplace(record.comparedWith, result.modules.size());
-                    result.modules.push_back({record.comparedWith, record.maxAbsDiff});
-                } else {
-                    // The last occurrence, as for a forward hook.
-                    result.modules[found->second].maxAbsDiff = record.maxAbsDiff;
+                double best = maxAbsDifference(value->second, reference->second)
+                                  .value_or(std::numeric_limits<double>::infinity());
+                std::string label = path;
+                // A module folded into this one (BatchNorm into the convolution before it) has
+                // no nodes left: this module's output now stands for the folded one's.
+                auto at = std::find(originalOrder.begin(), originalOrder.end(), path);
+                std::string folded;
+                for (auto next = at == originalOrder.end() ? at : std::next(at);
+                     next != originalOrder.end() && !inCopy.count(*next) &&
+                     parentOf(*next) == parentOf(path);
+                     ++next) {
+                    folded += " + " + *next;
+                    const auto other = mine.moduleOutputs.find(*next);
+                    if (other == mine.moduleOutputs.end()) {
+                        continue;
+                    }
+                    const double d = maxAbsDifference(value->second, other->second)
+                                         .value_or(std::numeric_limits<double>::infinity());
+                    if (d < best) {
+                        best = d;
+                        label = path + folded + " (folded)";
+                    }
                 }
+                result.modules.push_back({label, best});
             }
             result.tolerance = request.tolerance;
             for (const auto& delta : result.modules) {
