@@ -278,7 +278,8 @@ QVariant ActivationTableModel::data(const QModelIndex& index, int role) const {
             return {};
         }
     }
-    if (role == Qt::TextAlignmentRole && index.column() >= MinColumn) {
+    if (role == Qt::TextAlignmentRole && index.column() >= DiffColumn &&
+        index.column() != DtypeColumn) {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     }
     if (role == Qt::BackgroundRole) {

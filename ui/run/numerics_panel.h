@@ -49,14 +49,14 @@ public:
         NodeColumn,
         ModuleColumn,
         ShapeColumn,
-        DtypeColumn,
+        DiffColumn, // beside the shape: what a comparison is about (hidden without one)
         MinColumn,
         MaxColumn,
         MeanColumn,
         StdColumn,
         NanColumn,
         InfColumn,
-        DiffColumn,
+        DtypeColumn,
         ColumnCount
     };
     enum Role { SortRole = Qt::UserRole, RecordRole, NonFiniteRole };
