@@ -112,6 +112,8 @@ one line per iteration (#N). --first-nonfinite prints only the first value with 
 and the values its node read. Comparisons, node by node (the first value beyond --tolerance is
 named):
   --compare-device D   the same model and inputs on another device (cpu against cuda)
+  --compare-input SPEC / --compare-inputs FILE
+                       the same model with other inputs (before and after a change)
   --reference FILE     values saved from Python: torch.save({module_path: tensor, ...}), each
                        matched to the output of the module with that path
   --compare-model B    another archive on the same inputs, module output by module output
@@ -159,6 +161,9 @@ struct Options {
     // activations
     bool firstNonFinite = false;
     std::string compareDevice;
+    std::vector<std::string> compareInputSpecs;
+    std::string compareInputsFile;
+    std::optional<RunRequest> compareRun;
     std::string referenceFile;
     std::string compareModel;
     double tolerance = 1e-4;
@@ -288,9 +293,25 @@ void checkCommand(Options& o) {
     if (o.command == "optimize" && !o.freeze && !o.forInference && o.passes.empty()) {
         throw UsageError{"optimize needs --freeze, --for-inference or --pass NAME"};
     }
-    if (o.command == "activations" &&
-        (!o.compareDevice.empty()) + (!o.referenceFile.empty()) + (!o.compareModel.empty()) > 1) {
-        throw UsageError{"give one of --compare-device, --reference and --compare-model"};
+    const bool otherInputs = !o.compareInputSpecs.empty() || !o.compareInputsFile.empty();
+    if (o.command == "activations" && (!o.compareDevice.empty()) + (!o.referenceFile.empty()) +
+                                              (!o.compareModel.empty()) + otherInputs >
+                                          1) {
+        throw UsageError{"give one of --compare-device, --compare-input(s), --reference and "
+                         "--compare-model"};
+    }
+    if (otherInputs) {
+        RunRequest other;
+        other.device = o.run.device;
+        other.inputsFile = o.compareInputsFile;
+        for (const auto& spec : o.compareInputSpecs) {
+            auto parsed = parseInputSpec(spec);
+            if (!parsed) {
+                throw UsageError{"--compare-input " + parsed.error().message};
+            }
+            other.inputs.push_back(parsed.value());
+        }
+        o.compareRun = other;
     }
 }
 
@@ -456,6 +477,17 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
                           "Only the first value with a NaN or an Inf, and its inputs");
     activations->add_option("--compare-device", o.compareDevice, "Compare with a run on device D")
         ->type_name("D");
+    activations
+        ->add_option(
+            "--compare-input", o.compareInputSpecs,
+            "Compare with a run of other inputs: one per argument\n(repeatable, as --input)")
+        ->type_name("SPEC")
+        ->allow_extra_args(false)
+        ->take_all();
+    activations
+        ->add_option("--compare-inputs", o.compareInputsFile,
+                     "Compare with a run of the arguments in this torch.save file")
+        ->type_name("FILE");
     activations
         ->add_option("--reference", o.referenceFile,
                      "Compare with values saved from Python (module path -> tensor)")
@@ -1219,6 +1251,7 @@ int commandActivations(const Options& o) {
     request.run = o.run;
     request.bins = o.bins;
     request.compareDevice = o.compareDevice;
+    request.compareRun = o.compareRun;
     request.referenceFile = o.referenceFile;
     request.referenceModel = o.compareModel;
     request.referenceOperatorLibraries = o.opLibraries;

@@ -904,6 +904,9 @@ QCborMap toCbor(const ActivationRequest& r) {
     put(m, "pinNodes", ints(r.pinNodes));
     put(m, "pinBytes", qint64(r.pinBytes));
     put(m, "compareDevice", text(r.compareDevice));
+    if (r.compareRun) {
+        put(m, "compareRun", toCbor(*r.compareRun));
+    }
     put(m, "referenceFile", text(r.referenceFile));
     put(m, "referenceModel", text(r.referenceModel));
     put(m, "referenceLibraries", strings(r.referenceOperatorLibraries));
@@ -919,6 +922,9 @@ ActivationRequest activationRequestFromCbor(const QCborMap& m) {
     r.pinNodes = intsFromCbor(array(m, "pinNodes"));
     r.pinBytes = static_cast<uint64_t>(std::max<qint64>(0, integer(m, "pinBytes")));
     r.compareDevice = text(m, "compareDevice");
+    if (m.contains(QLatin1String("compareRun"))) {
+        r.compareRun = runRequestFromCbor(submap(m, "compareRun"));
+    }
     r.referenceFile = text(m, "referenceFile");
     r.referenceModel = text(m, "referenceModel");
     r.referenceOperatorLibraries = strings(array(m, "referenceLibraries"));

@@ -227,6 +227,17 @@ private Q_SLOTS:
             QVERIFY(cuda);
             QCOMPARE(cuda->comparedCount, static_cast<int>(cuda->records.size()));
         }
+        // Other inputs: the first node after the input that differs.
+        ActivationRequest inputs = requestFor("stats_model");
+        inputs.compareRun = RunRequest{};
+        inputs.compareRun->inputs = {InputSpec{}};
+        inputs.compareRun->inputs[0].kind = InputSpec::Kind::Zeros;
+        inputs.compareRun->inputs[0].shape = {1, 3, 32, 32};
+        const auto changed = activations("stats_model", inputs);
+        QVERIFY(changed.firstDifference > 0);
+        QCOMPARE(changed.records[static_cast<size_t>(changed.firstDifference)].kind,
+                 std::string("aten::conv2d"));
+        QVERIFY(changed.records.front().compared && changed.records.front().maxAbsDiff > 0);
         // Another archive on the same inputs, module output by module output: act is a Tanh
         // there, not a ReLU, so act is the first module whose output differs.
         auto base = loaded("diff_base.pt");

@@ -221,6 +221,27 @@ private Q_SLOTS:
         saveScreenshot(window_, QStringLiteral("numerics-compared"));
     }
 
+    void comparedWithOtherInputs() {
+        QVERIFY(open(fx("stats_model.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("ones"), QStringLiteral("1x3x32x32"));
+        showNumerics(0);
+        // Keep the inputs (as the Compare box's entry does), change them, record.
+        QString why;
+        const auto kept = window_->runPanel()->buildRequest(&why);
+        QVERIFY2(kept, qPrintable(why));
+        panel_->keepInputs(*kept);
+        panel_->setComparison(QStringLiteral("inputs"), QStringLiteral("ones"));
+        window_->runPanel()->setInput(0, QStringLiteral("zeros"), QStringLiteral("1x3x32x32"));
+        QVERIFY(record());
+        const ActivationReport& report = panel_->activationModel()->report();
+        QVERIFY(report.firstDifference >= 0);
+        // The first node that differs (the input itself is the change, not its effect).
+        QCOMPARE(report.records[static_cast<size_t>(report.firstDifference)].module,
+                 std::string("features.0"));
+        QVERIFY(report.records.front().compared);
+        QVERIFY(report.records.front().maxAbsDiff == 1.0);
+    }
+
     void passesOnACopy() {
         QVERIFY(open(fx("stats_model.pt")));
         window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("1x3x32x32"));

@@ -408,6 +408,7 @@ QWidget* NumericsPanel::buildActivations() {
     compare_->addItem(tr("Compare with nothing"), QString());
     compare_->addItem(tr("Compare with another device\u2026"), QStringLiteral("device"));
     compare_->addItem(tr("Compare with values saved from Python\u2026"), QStringLiteral("file"));
+    compare_->addItem(tr("Compare with the current inputs, kept"), QStringLiteral("inputs"));
     compare_->addItem(tr("Compare with another archive\u2026"), QStringLiteral("model"));
     compare_->setToolTip(tr("Values saved from Python: torch.save({module_path: tensor, ...}), "
                             "each compared with the output of the module with that path"));
@@ -522,6 +523,24 @@ QWidget* NumericsPanel::buildActivations() {
             target =
                 QFileDialog::getOpenFileName(this, tr("Values saved from Python"), {},
                                              tr("torch.save files (*.pt *.pth);;All files (*)"));
+        } else if (kind == QLatin1String("inputs")) {
+            // The Run workspace's inputs (and warp matrix) now: change them, record again, and
+            // each value is compared with what these inputs gave.
+            QString why;
+            const auto kept = run_->buildRequest(&why);
+            if (!kept) {
+                status_->setText(tr("Set the inputs in the Run workspace first: %1").arg(why));
+            } else {
+                keptRun_ = *kept;
+                QStringList described;
+                for (const auto& spec : kept->inputs) {
+                    described << q(spec.describe());
+                }
+                target = described.join(QStringLiteral(", "));
+                status_->setText(tr("Kept these inputs: %1. Change the inputs or the warp, then "
+                                    "record: every value is compared with what these gave.")
+                                     .arg(target.toHtmlEscaped()));
+            }
         } else if (kind == QLatin1String("model")) {
             target = QFileDialog::getOpenFileName(this, tr("Another archive"), {},
                                                   tr("TorchScript archives (*.pt *.pth *.zip);;"
@@ -596,7 +615,10 @@ void NumericsPanel::setComparison(const QString& kind, const QString& target) {
     compare_->setItemText(2, kind == QLatin1String("file")
                                  ? tr("Compare with values in %1").arg(name)
                                  : tr("Compare with values saved from Python\u2026"));
-    compare_->setItemText(3, kind == QLatin1String("model")
+    compare_->setItemText(3, kind == QLatin1String("inputs")
+                                 ? tr("Compare with the kept inputs (%1)").arg(target)
+                                 : tr("Compare with the current inputs, kept"));
+    compare_->setItemText(4, kind == QLatin1String("model")
                                  ? tr("Compare with %1").arg(name)
                                  : tr("Compare with another archive\u2026"));
 }
@@ -620,6 +642,10 @@ void NumericsPanel::recordActivations() {
         a.compareDevice = compareTarget_.toStdString();
     } else if (compareKind_ == QLatin1String("file")) {
         a.referenceFile = compareTarget_.toStdString();
+    } else if (compareKind_ == QLatin1String("inputs") && keptRun_) {
+        a.compareRun = *keptRun_;
+        a.compareRun->valuesLimit = 0;
+        a.compareRun->saveOutputsPath.clear();
     } else if (compareKind_ == QLatin1String("model")) {
         a.referenceModel = compareTarget_.toStdString();
         for (const auto& library :
@@ -1323,6 +1349,7 @@ void NumericsPanel::setModel(const ModelInfo& model, bool otherModel) {
     // must never show them.
     clearAll();
     if (otherModel) {
+        keptRun_.reset();
         setComparison({}, {});
     }
 }

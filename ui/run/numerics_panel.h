@@ -16,6 +16,8 @@
 #include <QAbstractTableModel>
 #include <QWidget>
 
+#include <optional>
+
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
@@ -118,8 +120,10 @@ public:
     QString optimisedCopy() const { return optimisedCopy_; }
     bool saveOptimisedCopy(const QString& path, QString* why);
 
-    // Set by the Compare box's entries that ask for a path or device (tests set them directly).
+    // Set by the Compare box's entries that ask for a path or device (tests set them directly);
+    // "inputs" compares with `kept`, a request of the Run workspace's kept earlier.
     void setComparison(const QString& kind, const QString& target);
+    void keepInputs(const RunRequest& kept) { keptRun_ = kept; }
 
 Q_SIGNALS:
     void activationsShown();
@@ -152,8 +156,9 @@ private:
     quint64 activationRequest_ = 0;
     quint64 optimizeRequest_ = 0;
     quint64 diffRequest_ = 0;
-    QString compareKind_;   // "", "device", "file", "model"
-    QString compareTarget_; // the device, file or archive
+    QString compareKind_;               // "", "device", "file", "model"
+    QString compareTarget_;             // the device, file or archive; the kept inputs, described
+    std::optional<RunRequest> keptRun_; // "inputs": the Run workspace's request when kept
 
     QTabWidget* tabs_ = nullptr;
     // Activations

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ActivationRequest {
     uint64_t pinBytes = uint64_t{256} << 20;
     // Compare, node by node, with a second run of the same model and inputs on this device.
     std::string compareDevice;
+    // Or with a second run of other inputs (and device): before and after a warp or an input
+    // change. Its method is the run's.
+    std::optional<RunRequest> compareRun;
     // Compare with values saved from Python: torch.save of a dict from module paths to tensors,
     // each matched to the output of the module with that path.
     std::string referenceFile;

@@ -626,12 +626,13 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     report.method = request.run.method;
     report.device = prepared->device.str();
     report.tolerance = request.tolerance;
-    const int compareModes = (request.compareDevice.empty() ? 0 : 1) +
-                             (request.referenceFile.empty() ? 0 : 1) +
-                             (request.referenceModel.empty() ? 0 : 1);
+    const int compareModes =
+        (request.compareDevice.empty() ? 0 : 1) + (request.compareRun ? 1 : 0) +
+        (request.referenceFile.empty() ? 0 : 1) + (request.referenceModel.empty() ? 0 : 1);
     if (compareModes > 1) {
         return Error{ErrorKind::Input,
-                     "compare with one thing at a time: a device, a file of values or a model"};
+                     "compare with one thing at a time: a device, other inputs, a file of "
+                     "values or a model"};
     }
     try {
         Instrumented instrumented = instrument(*impl_->module, *method);
@@ -720,27 +721,47 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
         ProbeRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
-        std::optional<torch::Device> second;
+        // A second run to compare with, node by node: on another device, or with other inputs.
+        std::optional<RunRequest> second;
+        std::string secondName;
         if (!request.compareDevice.empty()) {
             auto device = detail::parseDevice(request.compareDevice);
             if (!device) {
                 return device.error();
             }
-            second = *device;
+            second = request.run;
+            second->device = device->str();
+            secondName = device->str();
+            report.comparison = "the same run on " + device->str();
+        } else if (request.compareRun) {
+            second = *request.compareRun;
+            second->method = request.run.method;
+            secondName = "the other inputs";
+            report.comparison = "the run with the other inputs";
+        }
+        if (second) {
             run.keepAll = true;
             run.keepBudget = request.compareBytes;
-            report.comparison = "the same run on " + device->str();
         }
         const auto start = std::chrono::steady_clock::now();
         const c10::IValue output =
             runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
         report.runMs = detail::elapsedMs(start);
         if (second) {
-            RunRequest again = request.run;
-            again.device = second->str();
-            auto secondInputs = detail::prepareRun(*impl_->module, impl_->device, *method, again);
+            auto secondInputs = detail::prepareRun(*impl_->module, impl_->device, *method, *second);
             if (!secondInputs) {
-                return secondInputs.error();
+                Error e = secondInputs.error();
+                e.message = "the run to compare with: " + e.message;
+                return e;
+            }
+            if (request.compareRun) {
+                std::string inputs;
+                for (const auto& d : secondInputs->descriptions) {
+                    inputs += (inputs.empty() ? "" : ", ") + d;
+                }
+                secondName =
+                    (inputs.empty() ? "no inputs" : inputs) + " on " + secondInputs->device.str();
+                report.comparison = "the run with " + secondName;
             }
             ProbeRun other;
             other.bins = 1;
@@ -753,7 +774,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                     continue;
                 }
                 auto& record = run.records[at->second];
-                record.comparedWith = second->str();
+                record.comparedWith = secondName;
                 if (difference.second.empty()) {
                     record.compared = true;
                     record.maxAbsDiff = difference.first;
@@ -817,7 +838,9 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
             }
             if (record.compared) {
                 ++report.comparedCount;
-                if (report.firstDifference < 0 && record.maxAbsDiff > request.tolerance) {
+                // The first node: an input that differs is the change itself, not its effect.
+                if (report.firstDifference < 0 && record.node >= 0 &&
+                    record.maxAbsDiff > request.tolerance) {
                     report.firstDifference = static_cast<int>(i);
                 }
             }
