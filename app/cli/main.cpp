@@ -7,6 +7,8 @@
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
+#include <task_render.h>
+#include <task_result.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -96,7 +98,15 @@ One --input per argument of the method, in order. SPEC is one of:
        'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty
 
 --inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
-value per argument; a list that fits a first List[...] argument is that argument.)";
+value per argument; a list that fits a first List[...] argument is that argument.
+
+--render OUT.png draws the output as the task it is over the (first) image input, at the size the
+model saw: a detector's boxes (torchvision's List[Dict] with boxes/labels/scores, masks and
+keypoints when present, the (losses, detections) tuple of scripted detectors, N x 4 / N x 6
+tensors) with class names and scores from --score-threshold; a segmentation (N x C x H x W, or a
+dict with "out") blended in with a legend; a classifier's top-k (softmax applied to logits).
+--task forces one; names come from --labels, else the archive's extra file labels.txt, else the
+built-in ImageNet-1k, COCO or Pascal VOC set that fits. --json adds "interpreted".)";
 
 const char* const kWarpFooter =
     R"(Warps IMAGE with my_ops::warp_perspective into -o OUT. Give either --matrix or --corners.
@@ -158,6 +168,12 @@ struct Options {
     double layoutTimeout = 30;        // graph --format svg: Graphviz's time per nesting level
     RunRequest run;
     std::vector<std::string> inputSpecs;
+    // run: the output drawn as its task
+    std::string render;
+    std::string task = "auto";
+    std::string labels;
+    double scoreThreshold = 0.5;
+    int topK = 5;
     // activations
     bool firstNonFinite = false;
     std::string compareDevice;
@@ -451,6 +467,28 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     run->add_option("--save-outputs", o.run.saveOutputsPath,
                     "Write the outputs to a file Python's torch.load reads")
         ->type_name("FILE");
+    run->add_option("--render", o.render,
+                    "Draw the output as its task over the image input: boxes\n"
+                    "with names and scores, a segmentation, the top-k")
+        ->type_name("OUT.png");
+    run->add_option("--task", o.task,
+                    "What the output is: auto, detection, segmentation,\n"
+                    "classification or none")
+        ->check(CLI::IsMember({"auto", "none", "classification", "detection", "segmentation"}))
+        ->capture_default_str();
+    run->add_option("--labels", o.labels,
+                    "Class names: imagenet, coco, voc (built in) or a file\n"
+                    "with one name per line (default: the archive's labels.txt,\n"
+                    "else the built-in set that fits)")
+        ->type_name("SET|FILE");
+    run->add_option("--score-threshold", o.scoreThreshold, "Detections drawn from this score")
+        ->type_name("S")
+        ->check(aNumber([](double v) { return v >= 0 && v <= 1; }, "expects 0 to 1"))
+        ->capture_default_str();
+    run->add_option("--top-k", o.topK, "Classification: the best K")
+        ->type_name("K")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
     run->add_flag("--profile", o.run.profile,
                   "One more run times every operator call and gives each\n"
                   "module's share (the timed iterations run without it)");
@@ -1072,17 +1110,161 @@ int commandCodeOrGraph(const Options& o) {
     return printOrWrite(o, *text + "\n"); // Python's print() adds the newline
 }
 
+// The image a rendered result is drawn over: the first image input (or the first image of a list,
+// a detector's), with its preprocessing's size.
+const InputSpec* imageInput(const std::vector<InputSpec>& specs) {
+    for (const auto& spec : specs) {
+        if (spec.kind == InputSpec::Kind::Image) {
+            return &spec;
+        }
+        if (const InputSpec* inner = imageInput(spec.elements)) {
+            return inner;
+        }
+    }
+    return nullptr;
+}
+
+nlohmann::json taskJson(const TaskResult& t) {
+    nlohmann::json j = {{"kind", toString(t.kind)}, {"summary", t.summary}};
+    if (!t.labelSet.empty()) {
+        j["labels"] = t.labelSet;
+    }
+    if (t.kind == TaskKind::Detection) {
+        nlohmann::json images = nlohmann::json::array();
+        for (const auto& objects : t.detections) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& d : objects) {
+                nlohmann::json object = {{"box", {d.x0, d.y0, d.x1, d.y1}}, {"score", d.score}};
+                if (d.label >= 0) {
+                    object["label"] = d.label;
+                    object["name"] = d.name;
+                }
+                if (!d.mask.empty()) {
+                    object["mask_pixels"] = std::count(d.mask.begin(), d.mask.end(), 1);
+                }
+                if (!d.keypoints.empty()) {
+                    object["keypoints"] = d.keypoints;
+                }
+                list.push_back(object);
+            }
+            images.push_back(list);
+        }
+        j["detections"] = images;
+    } else if (t.kind == TaskKind::Segmentation) {
+        nlohmann::json present = nlohmann::json::array();
+        for (const auto& [index, pixels] : t.classesPresent) {
+            nlohmann::json c = {{"class", index}, {"pixels", pixels}};
+            if (static_cast<size_t>(index) < t.classNames.size()) {
+                c["name"] = t.classNames[static_cast<size_t>(index)];
+            }
+            present.push_back(c);
+        }
+        j["size"] = {t.width, t.height};
+        j["classes_present"] = present;
+    } else if (t.kind == TaskKind::Classification) {
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& e : t.topK) {
+            top.push_back({{"index", e.index}, {"score", e.score}, {"name", e.name}});
+        }
+        j["top_k"] = top;
+        j["softmax_applied"] = t.softmaxApplied;
+    }
+    return j;
+}
+
+void printTask(const TaskResult& t, double threshold) {
+    std::cout << "\nTask        " << t.summary
+              << (t.labelSet.empty() ? std::string() : " (names: " + t.labelSet + ")") << "\n";
+    if (t.kind == TaskKind::Detection) {
+        for (size_t i = 0; i < t.detections.size(); ++i) {
+            size_t shown = 0;
+            for (const auto& d : t.detections[i]) {
+                if (d.score < threshold) {
+                    continue;
+                }
+                ++shown;
+                std::cout << "  image " << i << "  " << std::fixed << std::setprecision(3)
+                          << d.score << "  "
+                          << (d.name.empty() ? (d.label >= 0 ? "class " + std::to_string(d.label)
+                                                             : std::string("object"))
+                                             : d.name)
+                          << std::setprecision(1) << "  [" << d.x0 << ", " << d.y0 << ", " << d.x1
+                          << ", " << d.y1 << "]\n"
+                          << std::defaultfloat << std::setprecision(6);
+            }
+            std::cout << "  image " << i << ": " << shown << " of " << t.detections[i].size()
+                      << " at a score of at least " << threshold << "\n";
+        }
+    } else if (t.kind == TaskKind::Segmentation) {
+        for (const auto& [index, pixels] : t.classesPresent) {
+            const std::string name = static_cast<size_t>(index) < t.classNames.size()
+                                         ? t.classNames[static_cast<size_t>(index)]
+                                         : std::string();
+            std::cout << "  " << std::setw(3) << index << "  " << std::setw(8) << pixels
+                      << " pixels  " << name << "\n";
+        }
+    } else if (t.kind == TaskKind::Classification) {
+        for (size_t i = 0; i < t.topK.size(); ++i) {
+            const auto& e = t.topK[i];
+            std::cout << "  " << (i + 1) << ". " << std::fixed << std::setprecision(4) << e.score
+                      << "  " << std::setw(5) << e.index << "  " << e.name << "\n"
+                      << std::defaultfloat << std::setprecision(6);
+        }
+    }
+}
+
 int commandRun(const Options& o) {
     Session session;
     auto model = loadModel(session, o, false);
     if (!model) {
         return fail(o, model.error());
     }
-    auto result = session.run(o.run);
+    const bool interpret = !o.render.empty() || o.task != "auto" || !o.labels.empty() || o.json;
+    RunRequest request = o.run;
+    if (interpret) {
+        request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+    }
+    const InputSpec* image = imageInput(request.inputs);
+    if (!o.render.empty() && !image) {
+        return fail(o, Error{ErrorKind::Input, "--render draws over an image input, and this "
+                                               "run has none (give --input image:FILE)"});
+    }
+    LabelSet fileLabels;
+    const LabelSet* labels = nullptr;
+    if (!o.labels.empty()) {
+        labels = builtinLabels(o.labels);
+        if (!labels) {
+            auto read = readLabelsFile(o.labels);
+            if (!read) {
+                return fail(o, read.error());
+            }
+            fileLabels = std::move(read).value();
+            labels = &fileLabels;
+        }
+    }
+    auto result = session.run(request);
     if (!result) {
         return fail(o, result.error());
     }
     const RunResult& r = *result;
+    TaskResult task;
+    if (interpret) {
+        const LabelSet archiveLabels = labelsFromExtraFiles(model->probe.extraFiles);
+        TaskOptions options;
+        taskKindFromName(o.task, options.kind);
+        options.labels = labels;
+        options.archiveLabels = archiveLabels.names.empty() ? nullptr : &archiveLabels;
+        options.topK = o.topK;
+        task = interpretOutput(r.output, options);
+    }
+    if (!o.render.empty()) {
+        RenderOptions options;
+        options.scoreThreshold = o.scoreThreshold;
+        if (auto error = renderTaskFile(image->path, image->image.width, image->image.height, task,
+                                        options, o.render)) {
+            return fail(o, *error);
+        }
+    }
     if (o.json) {
         nlohmann::json j = {{"method", r.method},
                             {"device", r.device},
@@ -1100,7 +1282,11 @@ int commandRun(const Options& o) {
                               {"max", r.stats.max},
                               {"mean", r.stats.mean},
                               {"std", r.stats.stddev}}},
-                            {"output", outputJson(r.output)}};
+                            {"output", outputJson(r.output)},
+                            {"interpreted", taskJson(task)}};
+        if (!o.render.empty()) {
+            j["rendered"] = o.render;
+        }
         if (r.profiled) {
             nlohmann::json modules = nlohmann::json::array(), operators = nlohmann::json::array();
             for (const auto& m : r.profile.modules) {
@@ -1160,6 +1346,12 @@ int commandRun(const Options& o) {
                       << op.calls << "  " << op.name << "\n";
         }
         std::cout << std::defaultfloat << std::setprecision(6);
+    }
+    if (interpret) {
+        printTask(task, o.scoreThreshold);
+    }
+    if (!o.render.empty()) {
+        std::cout << "Rendered    " << o.render << "\n";
     }
     if (!o.run.saveOutputsPath.empty()) {
         std::cout << "Saved       " << o.run.saveOutputsPath << "\n";

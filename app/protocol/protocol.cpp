@@ -84,6 +84,21 @@ std::vector<std::string> strings(const QCborArray& array) {
     return values;
 }
 
+// Raw float32 values as bytes (native order: both ends are this machine), and back; a length
+// that is not a whole number of floats is refused (empty).
+QByteArray floatBytes(const std::vector<float>& values) {
+    return QByteArray(reinterpret_cast<const char*>(values.data()),
+                      static_cast<qsizetype>(values.size() * sizeof(float)));
+}
+std::vector<float> floatsFromBytes(const QByteArray& bytes) {
+    std::vector<float> values;
+    if (!bytes.isEmpty() && bytes.size() % static_cast<qsizetype>(sizeof(float)) == 0) {
+        values.resize(static_cast<size_t>(bytes.size()) / sizeof(float));
+        std::memcpy(values.data(), bytes.constData(), static_cast<size_t>(bytes.size()));
+    }
+    return values;
+}
+
 QCborMap toCbor(const TensorInfo& t) {
     QCborMap m;
     put(m, "name", text(t.name));
@@ -288,12 +303,7 @@ OutputValue outputAt(const QCborMap& m, int depth) {
     v.infCount = counts.at(1).toInteger();
     v.numel = counts.at(2).toInteger();
     v.preview = doubles(array(m, "preview"));
-    // Raw little-endian float32; a length that is not a whole number of floats is refused.
-    const QByteArray values = m.value(QStringLiteral("values")).toByteArray();
-    if (!values.isEmpty() && values.size() % static_cast<qsizetype>(sizeof(float)) == 0) {
-        v.values.resize(static_cast<size_t>(values.size()) / sizeof(float));
-        std::memcpy(v.values.data(), values.constData(), static_cast<size_t>(values.size()));
-    }
+    v.values = floatsFromBytes(m.value(QStringLiteral("values")).toByteArray());
     v.text = text(m, "text");
     if (depth < 64) { // a hostile message cannot recurse without bound
         for (const auto& child : array(m, "children")) {
@@ -316,9 +326,7 @@ QCborMap toCbor(const OutputValue& v) {
     put(m, "counts", QCborArray{qint64(v.nanCount), qint64(v.infCount), qint64(v.numel)});
     put(m, "preview", numbers(v.preview));
     if (!v.values.empty()) {
-        put(m, "values",
-            QByteArray(reinterpret_cast<const char*>(v.values.data()),
-                       static_cast<qsizetype>(v.values.size() * sizeof(float))));
+        put(m, "values", floatBytes(v.values));
     }
     put(m, "text", text(v.text));
     QCborArray children;
@@ -960,9 +968,7 @@ QCborMap toCbor(const ActivationReport& r) {
                 QCborArray{x.compared, x.maxAbsDiff, text(x.comparedWith), text(x.compareNote)});
         }
         if (!x.values.empty()) {
-            put(c, "values",
-                QByteArray(reinterpret_cast<const char*>(x.values.data()),
-                           static_cast<qsizetype>(x.values.size() * sizeof(float))));
+            put(c, "values", floatBytes(x.values));
         }
         records.append(c);
     }
@@ -1022,11 +1028,7 @@ ActivationReport activationReportFromCbor(const QCborMap& m) {
             x.comparedWith = compare.at(2).toString().toStdString();
             x.compareNote = compare.at(3).toString().toStdString();
         }
-        const QByteArray values = c.value(QStringLiteral("values")).toByteArray();
-        if (!values.isEmpty() && values.size() % static_cast<qsizetype>(sizeof(float)) == 0) {
-            x.values.resize(static_cast<size_t>(values.size()) / sizeof(float));
-            std::memcpy(x.values.data(), values.constData(), static_cast<size_t>(values.size()));
-        }
+        x.values = floatsFromBytes(c.value(QStringLiteral("values")).toByteArray());
         r.records.push_back(std::move(x));
     }
     const auto count = static_cast<int>(r.records.size());

@@ -4,6 +4,8 @@
 // - every value's statistics (one instrumented forward) against a plain forward: time and peak
 //   memory (each measured in a child process of its own, the resident peak as the kernel counts it)
 // - diff of two ResNet-50 archives against loading both.
+#include "bench_support.h"
+
 #include <engine.h>
 
 #include <sys/resource.h>
@@ -22,18 +24,9 @@ using namespace scriptscope;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double milliseconds(Clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty()      ? 0
-           : v.size() % 2 ? v[v.size() / 2]
-                          : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using scriptscope::bench::Clock;
+using scriptscope::bench::median;
+using scriptscope::bench::milliseconds;
 
 InputSpec image() {
     InputSpec spec;

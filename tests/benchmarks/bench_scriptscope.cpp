@@ -1,6 +1,8 @@
 // Side-by-side benchmarks: each pair is measured interleaved in one run, so load on the shared
 // machine affects both sides alike, and the ratio is what counts.
 //   bench_scriptscope RESNET18_ARCHIVE
+#include "bench_support.h"
+
 #include <engine.h>
 #include <input_spec.h>
 #include <warp_perspective.h>
@@ -17,18 +19,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double milliseconds(Clock::time_point since) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty()      ? 0
-           : v.size() % 2 ? v[v.size() / 2]
-                          : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using scriptscope::bench::Clock;
+using scriptscope::bench::median;
+using scriptscope::bench::milliseconds;
 
 struct Pair {
     std::vector<double> a, b;

@@ -34,16 +34,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-// qcustomplot.h uses Qt's keyword macros, which this project turns off (QT_NO_KEYWORDS).
-#define signals Q_SIGNALS
-#define slots Q_SLOTS
-#define emit Q_EMIT
-#define foreach Q_FOREACH
-#include <qcustomplot.h>
-#undef signals
-#undef slots
-#undef emit
-#undef foreach
+#include "plot_style.h"
 
 #include <algorithm>
 #include <cmath>
@@ -372,25 +363,7 @@ void NumericsPanel::changeEvent(QEvent* event) {
 }
 
 void NumericsPanel::applyPlotPalette() {
-    // The histogram follows the window's theme (QCustomPlot paints white on its own).
-    const QPalette p = palette();
-    const QColor text = p.color(QPalette::Text);
-    QColor grid = p.color(QPalette::Mid);
-    grid.setAlpha(110);
-    histogram_->setBackground(p.color(QPalette::Base));
-    for (QCPAxis* axis : {histogram_->xAxis, histogram_->yAxis}) {
-        axis->setBasePen(QPen(text));
-        axis->setTickPen(QPen(text));
-        axis->setSubTickPen(QPen(text));
-        axis->setTickLabelColor(text);
-        axis->setLabelColor(text);
-        axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
-        axis->grid()->setSubGridPen(Qt::NoPen);
-    }
-    if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {
-        title->setTextColor(text);
-    }
-    histogram_->replot();
+    stylePlot(histogram_, palette());
 }
 
 NumericsPanel::~NumericsPanel() = default;

@@ -7,17 +7,7 @@
 #include <QPainter>
 #include <QPdfWriter>
 
-// qcustomplot.h uses Qt's keyword macros, which this project turns off (QT_NO_KEYWORDS: LibTorch
-// has members named slots()); they are defined for this one header only.
-#define signals Q_SIGNALS
-#define slots Q_SLOTS
-#define emit Q_EMIT
-#define foreach Q_FOREACH
-#include <qcustomplot.h>
-#undef signals
-#undef slots
-#undef emit
-#undef foreach
+#include "plot_style.h"
 
 #include <algorithm>
 
@@ -85,24 +75,8 @@ void TimingPlot::applyPalette() {
     const QPalette p = palette();
     const QColor background = p.color(QPalette::Base);
     const QColor text = p.color(QPalette::Text);
-    QColor grid = p.color(QPalette::Mid);
-    grid.setAlpha(110);
     for (QCustomPlot* plot : {iterations_, histogram_}) {
-        plot->setBackground(background);
-        for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
-            axis->setBasePen(QPen(text));
-            axis->setTickPen(QPen(text));
-            axis->setSubTickPen(QPen(text));
-            axis->setTickLabelColor(text);
-            axis->setLabelColor(text);
-            axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
-            axis->grid()->setSubGridPen(Qt::NoPen);
-        }
-        for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
-            if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i))) {
-                title->setTextColor(text);
-            }
-        }
+        stylePlot(plot, p);
         plot->legend->setBrush(background);
         plot->legend->setTextColor(text);
         plot->replot();
