@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 using scriptscope::test::cudaExpected;
 using scriptscope::test::fixture;
@@ -1141,6 +1143,133 @@ private Q_SLOTS:
         QVERIFY2(r.err.find("takes two files") != std::string::npos, r.err.c_str());
         r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("no_such_file.pt")});
         QCOMPARE(r.exitCode, 1);
+    }
+
+    void renderDetection() {
+        // SSDlite on its two images: the boxes interpreted with COCO names, drawn over the first.
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("det.png"));
+        const QString images = QStringLiteral("list:image:%1,batch=0;image:%2,batch=0")
+                                   .arg(fx("det_a.png"), fx("det_b.png"));
+        const QString library =
+            QString::fromStdString(readText(fixture("torchvision_library.txt"))).trimmed();
+        auto r =
+            cli({QStringLiteral("--op-library"), library, QStringLiteral("run"), fx("ssdlite.pt"),
+                 QStringLiteral("--input"), images, QStringLiteral("--iters"), QStringLiteral("1"),
+                 QStringLiteral("--render"), png, QStringLiteral("--score-threshold"),
+                 QStringLiteral("0.1"), QStringLiteral("--json")},
+                300000);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto j = nlohmann::json::parse(r.out);
+        const auto& task = j["interpreted"];
+        QCOMPARE(task["kind"].get<std::string>(), std::string("detection"));
+        QCOMPARE(task["labels"].get<std::string>(), std::string("COCO"));
+        const auto expected = nlohmann::json::parse(readText(fixture("ssdlite.outputs.json")));
+        const std::string cocoText =
+            readText(std::string(SCRIPTSCOPE_SOURCE_DIR) + "/resources/labels/coco.txt");
+        std::vector<std::string> coco;
+        std::istringstream lines(cocoText);
+        for (std::string line; std::getline(lines, line);) {
+            coco.push_back(line);
+        }
+        QCOMPARE(task["detections"].size(), size_t{2});
+        for (size_t i = 0; i < 2; ++i) {
+            const auto& want = expected["images"][i];
+            const auto& got = task["detections"][i];
+            QCOMPARE(got.size(), want["num_boxes"].get<size_t>());
+            for (size_t k = 0; k < 5; ++k) {
+                for (size_t c = 0; c < 4; ++c) {
+                    QVERIFY(std::abs(got[k]["box"][c].get<double>() -
+                                     want["boxes"][k][c].get<double>()) < 1e-2);
+                }
+                const auto label = want["labels"][k].get<size_t>();
+                QCOMPARE(got[k]["label"].get<size_t>(), label);
+                QCOMPARE(got[k]["name"].get<std::string>(), coco[label]);
+            }
+        }
+        // The picture: det_a's size, drawn on (boxes in their class colours).
+        const cv::Mat drawn = cv::imread(png.toStdString(), cv::IMREAD_COLOR);
+        const cv::Mat source = cv::imread(fixture("det_a.png"), cv::IMREAD_COLOR);
+        QCOMPARE(drawn.cols, source.cols);
+        QCOMPARE(drawn.rows, source.rows);
+        QVERIFY(cv::norm(drawn, source, cv::NORM_L1) > 1000);
+        // Text: the boxes above the threshold with their names.
+        r = cli({QStringLiteral("--op-library"), library, QStringLiteral("run"), fx("ssdlite.pt"),
+                 QStringLiteral("--input"), images, QStringLiteral("--iters"), QStringLiteral("1"),
+                 QStringLiteral("--task"), QStringLiteral("detection")},
+                300000);
+        QVERIFY(r.out.find("Task        detection: 600 objects in 2 images (names: COCO)") !=
+                std::string::npos);
+    }
+
+    void renderSegmentationAndClassification() {
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("seg.png"));
+        // The segmenter on det_a.png, preprocessed as the fixture script did: Python's classes.
+        auto r =
+            cli({QStringLiteral("run"), fx("segmenter.pt"), QStringLiteral("--input"),
+                 QStringLiteral("image:") + fx("det_a.png"), QStringLiteral("--iters"),
+                 QStringLiteral("1"), QStringLiteral("--render"), png, QStringLiteral("--json")},
+                300000);
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        const auto task = nlohmann::json::parse(r.out)["interpreted"];
+        const auto expected = nlohmann::json::parse(readText(fixture("segmenter.outputs.json")));
+        QCOMPARE(task["kind"].get<std::string>(), std::string("segmentation"));
+        QCOMPARE(task["labels"].get<std::string>(), std::string("Pascal VOC"));
+        QVERIFY(task["size"] == expected["size"]);
+        QCOMPARE(task["classes_present"].size(), expected["classes_present"].size());
+        for (size_t i = 0; i < task["classes_present"].size(); ++i) {
+            QCOMPARE(task["classes_present"][i]["class"].get<int>(),
+                     expected["classes_present"][i][0].get<int>());
+            QCOMPARE(task["classes_present"][i]["pixels"].get<int64_t>(),
+                     expected["classes_present"][i][1].get<int64_t>());
+        }
+        QCOMPARE(task["classes_present"][0]["name"].get<std::string>(), std::string("sofa"));
+        QCOMPARE(cv::imread(png.toStdString()).cols, 320);
+        // A classifier: ImageNet's names, softmax applied and said.
+        r = cli({QStringLiteral("run"), fx("quantized_mobilenet.pt"), QStringLiteral("--input"),
+                 QStringLiteral("image:") + fx("det_a.png") + QStringLiteral(",preset=imagenet"),
+                 QStringLiteral("--iters"), QStringLiteral("1"), QStringLiteral("--json"),
+                 QStringLiteral("--top-k"), QStringLiteral("3")});
+        QCOMPARE(r.exitCode, 0);
+        const auto cls = nlohmann::json::parse(r.out)["interpreted"];
+        QCOMPARE(cls["kind"].get<std::string>(), std::string("classification"));
+        QCOMPARE(cls["labels"].get<std::string>(), std::string("ImageNet-1k"));
+        QCOMPARE(cls["top_k"].size(), size_t{3});
+        const std::string imagenet =
+            readText(std::string(SCRIPTSCOPE_SOURCE_DIR) + "/resources/labels/imagenet.txt");
+        std::vector<std::string> names;
+        std::istringstream lines(imagenet);
+        for (std::string line; std::getline(lines, line);) {
+            names.push_back(line);
+        }
+        QCOMPARE(names.size(), size_t{1000});
+        for (const auto& e : cls["top_k"]) {
+            QCOMPARE(e["name"].get<std::string>(), names[e["index"].get<size_t>()]);
+        }
+        // A labels file of one's own.
+        const QString labels = dir.filePath(QStringLiteral("labels.txt"));
+        {
+            std::ofstream file(labels.toStdString());
+            for (int i = 0; i < 1000; ++i) {
+                file << "kind " << i << "\n";
+            }
+        }
+        r = cli({QStringLiteral("run"), fx("quantized_mobilenet.pt"), QStringLiteral("--input"),
+                 QStringLiteral("image:") + fx("det_a.png") + QStringLiteral(",preset=imagenet"),
+                 QStringLiteral("--iters"), QStringLiteral("1"), QStringLiteral("--labels"),
+                 labels});
+        QVERIFY2(r.out.find("(names: labels.txt)") != std::string::npos, r.out.c_str());
+        // No image to draw on; a task that does not fit.
+        r = cli({QStringLiteral("run"), fx("quantized_mobilenet.pt"), QStringLiteral("--input"),
+                 QStringLiteral("random:1x3x224x224"), QStringLiteral("--render"), png});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.find("image input") != std::string::npos);
+        r = cli({QStringLiteral("run"), fx("quantized_mobilenet.pt"), QStringLiteral("--input"),
+                 QStringLiteral("random:1x3x224x224"), QStringLiteral("--task"),
+                 QStringLiteral("detection"), QStringLiteral("--iters"), QStringLiteral("1")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.find("not a detection") != std::string::npos);
     }
 };
 

@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include <engine.h>
+#include <task_result.h>
 #include <text_diff.h>
 
 #include <nlohmann/json.hpp>
@@ -475,6 +476,70 @@ private Q_SLOTS:
         // Beyond the edit limit: all of a removed, all of b added, still correct.
         const auto capped = diffLines("1\n2\n3\n", "4\n5\n6\n", 1);
         QCOMPARE(capped.size(), size_t{6});
+    }
+
+    void taskInterpretation() {
+        auto tensor = [](std::vector<int64_t> shape, std::vector<float> values) {
+            OutputValue v;
+            v.kind = OutputValue::Kind::Tensor;
+            v.shape = std::move(shape);
+            v.numel = static_cast<int64_t>(values.size());
+            v.values = std::move(values);
+            return v;
+        };
+        TaskOptions options;
+        // N x 6 boxes: x0, y0, x1, y1, score, label, with COCO's names.
+        auto boxes = tensor({2, 6}, {1, 2, 30, 40, 0.9F, 1, 5, 5, 9, 9, 0.2F, 3});
+        auto r = interpretOutput(boxes, options);
+        QCOMPARE(r.kind, TaskKind::Detection);
+        QCOMPARE(r.detections.at(0).size(), size_t{2});
+        QCOMPARE(r.detections[0][0].name, std::string("person"));
+        QCOMPARE(r.detections[0][1].name, std::string("car"));
+        QCOMPARE(r.detections[0][0].x1, 30.0);
+        // N x 4 is a detection only when asked for (it may be anything).
+        auto four = tensor({1, 4}, {0, 0, 1, 1});
+        QVERIFY(interpretOutput(four, options).kind != TaskKind::Detection);
+        options.kind = TaskKind::Detection;
+        QCOMPARE(interpretOutput(four, options).kind, TaskKind::Detection);
+        options.kind = TaskKind::Auto;
+        // Logits get a softmax (and say so); probabilities do not.
+        auto logits = tensor({1, 3}, {2, 0, 1});
+        r = interpretOutput(logits, options);
+        QCOMPARE(r.kind, TaskKind::Classification);
+        QVERIFY(r.softmaxApplied);
+        QCOMPARE(r.topK.size(), size_t{3});
+        QCOMPARE(r.topK[0].index, int64_t{0});
+        QVERIFY(std::abs(r.topK[0].score - std::exp(2.0) / (std::exp(2.0) + 1 + std::exp(1.0))) <
+                1e-6);
+        QVERIFY(r.labelSet.empty()); // no built-in set has 3 classes
+        auto probabilities = tensor({1, 3}, {0.2F, 0.5F, 0.3F});
+        r = interpretOutput(probabilities, options);
+        QVERIFY(!r.softmaxApplied);
+        QCOMPARE(r.topK[0].index, int64_t{1});
+        // The archive's labels come first.
+        const LabelSet own = labelsFromExtraFiles({{"labels.txt", "cat\ndog\nbird\n"}});
+        QCOMPARE(own.names.size(), size_t{3});
+        options.archiveLabels = &own;
+        r = interpretOutput(probabilities, options);
+        QCOMPARE(r.topK[0].name, std::string("dog"));
+        options.archiveLabels = nullptr;
+        // A dict with "out": a segmentation, argmax per pixel.
+        OutputValue dict;
+        dict.kind = OutputValue::Kind::Dict;
+        dict.children.push_back(tensor({1, 2, 2, 2}, {1, 0, 0, 1, 0, 1, 1, 0}));
+        dict.children.back().key = "'out'";
+        r = interpretOutput(dict, options);
+        QCOMPARE(r.kind, TaskKind::Segmentation);
+        QCOMPARE(r.classMap, (std::vector<int32_t>{0, 1, 1, 0}));
+        QCOMPARE(r.classesPresent.size(), size_t{2});
+        // Values missing (above the run's valuesLimit): said, not guessed.
+        auto empty = tensor({1, 3}, {});
+        empty.numel = 3;
+        QCOMPARE(interpretOutput(empty, options).kind, TaskKind::None);
+        QCOMPARE(builtinLabels("imagenet")->names.size(), size_t{1000});
+        QCOMPARE(builtinLabels("coco")->names.size(), size_t{91});
+        QCOMPARE(builtinLabels("voc")->names.size(), size_t{21});
+        QVERIFY(!builtinLabels("other"));
     }
 };
 
