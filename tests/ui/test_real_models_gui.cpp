@@ -12,6 +12,8 @@
 #include <main_window.h>
 #include <module_tree_model.h>
 #include <output_models.h>
+#include <output_panel.h>
+#include <output_view.h>
 #include <run_panel.h>
 #include <timing_plot.h>
 #include <worker_client.h>
@@ -230,6 +232,25 @@ private Q_SLOTS:
             }
         }
         saveScreenshot(window_, QStringLiteral("run-detector"));
+        // The Result page: the boxes drawn over det_a.png with COCO's names, at the threshold.
+        OutputPanel* outputs = panel_->outputs();
+        QCOMPARE(outputs->pages()->currentWidget(), outputs->resultView()->parentWidget());
+        QVERIFY2(
+            outputs->taskSummary().contains(QStringLiteral("detection: 600 objects in 2 images")),
+            qPrintable(outputs->taskSummary()));
+        QVERIFY(outputs->taskSummary().contains(QStringLiteral("names: COCO")));
+        QCOMPARE(outputs->resultView()->image().size(), QSize(320, 240));
+        const QImage drawnAtHalf = outputs->resultView()->image();
+        outputs->setScoreThreshold(0.1);
+        QVERIFY(outputs->resultView()->image() != drawnAtHalf); // more boxes drawn
+        QTest::qWait(50);
+        saveScreenshot(window_, QStringLiteral("run-detection-result"));
+        // Drawn as values instead, remembered for this model.
+        outputs->setTask(QStringLiteral("none"));
+        QVERIFY(outputs->taskSummary().contains(QStringLiteral("task is set to none")));
+        QVERIFY(QSettings().value(QStringLiteral("task/") + fx("ssdlite.pt")).toString() ==
+                QStringLiteral("none"));
+        outputs->setTask(QStringLiteral("auto"));
         // Removing an element leaves one image; an element that does not fit is named.
         inputs->setElement(0, 1, QStringLiteral("value"), QStringLiteral("3"));
         QSignalSpy failed(panel_, &RunPanel::runFailed);
@@ -239,6 +260,23 @@ private Q_SLOTS:
                  qPrintable(panel_->statusText()));
         inputs->removeElement(0, 1);
         QCOMPARE(inputs->elementCount(0), 1);
+    }
+
+    void segmentationDrawnOverTheImage() {
+        QVERIFY(open(fx("segmenter.pt")));
+        // Nothing of the detector's result shows under the segmenter.
+        QVERIFY(panel_->outputs()->resultView()->image().isNull());
+        panel_->setInput(0, QStringLiteral("image"), fx("det_a.png"));
+        panel_->iterationsBox()->setValue(1);
+        panel_->warmupBox()->setValue(0);
+        QVERIFY(run());
+        OutputPanel* outputs = panel_->outputs();
+        QVERIFY2(outputs->taskSummary().startsWith(QStringLiteral("segmentation: 21 classes")),
+                 qPrintable(outputs->taskSummary()));
+        QVERIFY(outputs->taskSummary().contains(QStringLiteral("Pascal VOC")));
+        QCOMPARE(outputs->resultView()->image().size(), QSize(320, 240));
+        QTest::qWait(50);
+        saveScreenshot(window_, QStringLiteral("run-segmentation-result"));
     }
 
     void quantizedWeightsAreShown() {

@@ -4,6 +4,11 @@
 
 #include <format.h>
 #include <protocol.h>
+#include <task_render.h>
+#include <task_result.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <QCborValue>
 #include <QCheckBox>
@@ -17,6 +22,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSettings>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -59,6 +66,50 @@ OutputPanel::OutputPanel(QWidget* parent)
             [this](const QModelIndex& index) { showOutput(index); });
 
     outputPages_ = new QTabWidget(this);
+    // The Result page: the output drawn as its task over the image input.
+    auto* resultPage = new QWidget(outputPages_);
+    auto* resultLayout = new QVBoxLayout(resultPage);
+    auto* resultBar = new QToolBar(resultPage);
+    task_ = new QComboBox(resultPage);
+    task_->setObjectName(QStringLiteral("resultTask"));
+    task_->addItem(tr("Auto"), QStringLiteral("auto"));
+    task_->addItem(tr("Detection"), QStringLiteral("detection"));
+    task_->addItem(tr("Segmentation"), QStringLiteral("segmentation"));
+    task_->addItem(tr("Classification"), QStringLiteral("classification"));
+    task_->addItem(tr("None"), QStringLiteral("none"));
+    task_->setToolTip(tr("What the output is; Auto recognises torchvision's detections, "
+                         "N x C x H x W segmentations and N x K scores (remembered per model)"));
+    threshold_ = new QSlider(Qt::Horizontal, resultPage);
+    threshold_->setObjectName(QStringLiteral("scoreThreshold"));
+    threshold_->setRange(0, 100);
+    threshold_->setValue(50);
+    threshold_->setMaximumWidth(160);
+    threshold_->setToolTip(tr("Detections are drawn from this score"));
+    thresholdText_ = new QLabel(resultPage);
+    resultBar->addWidget(new QLabel(tr("Task "), resultPage));
+    resultBar->addWidget(task_);
+    resultBar->addSeparator();
+    resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
+    resultBar->addWidget(threshold_);
+    resultBar->addWidget(thresholdText_);
+    taskSummary_ = new QLabel(resultPage);
+    taskSummary_->setObjectName(QStringLiteral("taskSummary"));
+    taskSummary_->setWordWrap(true);
+    resultView_ = new OutputImageView(resultPage);
+    resultView_->setObjectName(QStringLiteral("resultView"));
+    resultView_->setOverlayAtBottom(true);
+    resultLayout->addWidget(resultBar);
+    resultLayout->addWidget(taskSummary_);
+    resultLayout->addWidget(resultView_, 1);
+    connect(task_, &QComboBox::activated, this, [this]() {
+        if (!modelPath_.empty()) {
+            QSettings().setValue(QStringLiteral("task/") + QString::fromStdString(modelPath_),
+                                 task_->currentData().toString());
+        }
+        showTask();
+    });
+    connect(threshold_, &QSlider::valueChanged, this, [this]() { showTask(); });
+
     auto* imagePage = new QWidget(outputPages_);
     auto* imageLayout = new QVBoxLayout(imagePage);
     // A tool bar: on a narrow window (QT_SCALE_FACTOR=2) what does not fit goes into its » menu.
@@ -84,12 +135,14 @@ OutputPanel::OutputPanel(QWidget* parent)
     imageView_ = new OutputImageView(imagePage);
     imageLayout->addWidget(imageBar);
     imageLayout->addWidget(imageView_, 1);
+    outputPages_->addTab(resultPage, tr("Result"));
     outputPages_->addTab(imagePage, tr("Image"));
     for (QComboBox* box : {channel_, colormap_, range_}) {
         connect(box, &QComboBox::activated, this,
                 [this]() { showOutput(outputTree_->currentIndex()); });
     }
     connect(overlay_, &QCheckBox::toggled, imageView_, &OutputImageView::setOverlayVisible);
+    connect(overlay_, &QCheckBox::toggled, resultView_, &OutputImageView::setOverlayVisible);
     connect(saveView, &QPushButton::clicked, this, [this]() {
         const QString path = QFileDialog::getSaveFileName(
             this, tr("Save View"), QStringLiteral("output.png"), tr("PNG image (*.png)"));
@@ -211,11 +264,127 @@ void OutputPanel::showResult(const RunResult& result) {
     }
     outputTree_->setCurrentIndex(select);
     showOutput(select);
+    showTask();
+}
+
+void OutputPanel::setInputImage(const QString& path, const QSize& size) {
+    inputImage_ = path;
+    inputSize_ = size;
+}
+
+void OutputPanel::setArchiveLabels(const QStringList& labels) {
+    archiveLabels_ = labels;
+}
+
+void OutputPanel::setTask(const QString& task) {
+    task_->setCurrentIndex(std::max(0, task_->findData(task)));
+    if (!modelPath_.empty()) {
+        QSettings().setValue(QStringLiteral("task/") + QString::fromStdString(modelPath_), task);
+    }
+    showTask();
+}
+
+QString OutputPanel::task() const {
+    return task_->currentData().toString();
+}
+
+void OutputPanel::setScoreThreshold(double threshold) {
+    threshold_->setValue(static_cast<int>(std::lround(threshold * 100)));
+}
+
+QString OutputPanel::taskSummary() const {
+    return taskSummary_->text();
+}
+
+void OutputPanel::showTask() {
+    thresholdText_->setText(QStringLiteral("%1").arg(threshold_->value() / 100.0, 0, 'f', 2));
+    if (!last_) {
+        taskSummary_->setText(tr("Run the model: a detector's boxes, a segmentation or a "
+                                 "classifier's top-k are drawn here over the image input."));
+        resultView_->setImage({});
+        return;
+    }
+    auto toLabels = [](const QString& name, const QStringList& names) {
+        LabelSet set;
+        set.name = name.toStdString();
+        for (const auto& n : names) {
+            set.names.push_back(n.toStdString());
+        }
+        return set;
+    };
+    const LabelSet own = toLabels(labelsNote_->text(), labels_);
+    const LabelSet archive = toLabels(tr("the archive's labels.txt"), archiveLabels_);
+    TaskOptions options;
+    taskKindFromName(task_->currentData().toString().toStdString(), options.kind);
+    options.labels = labels_.isEmpty() ? nullptr : &own;
+    options.archiveLabels = archiveLabels_.isEmpty() ? nullptr : &archive;
+    const TaskResult result = interpretOutput(last_->output, options);
+    threshold_->setEnabled(result.kind == TaskKind::Detection);
+    QString summary = QString::fromStdString(result.summary);
+    if (!result.labelSet.empty()) {
+        summary += tr(" \u00b7 names: %1").arg(QString::fromStdString(result.labelSet));
+    }
+    if (result.kind == TaskKind::Detection && !result.detections.empty()) {
+        size_t shown = 0;
+        for (const auto& o : result.detections.front()) {
+            shown += o.score >= threshold_->value() / 100.0 ? 1 : 0;
+        }
+        summary += tr(" \u00b7 %1 drawn at this score").arg(shown);
+    }
+    // The image the model saw, drawn on by the engine's renderer (as the CLI's --render).
+    cv::Mat image;
+    if (!inputImage_.isEmpty()) {
+        image = cv::imread(inputImage_.toStdString(), cv::IMREAD_COLOR);
+        if (!image.empty() && inputSize_.width() > 0 && inputSize_.height() > 0 &&
+            (image.cols != inputSize_.width() || image.rows != inputSize_.height())) {
+            cv::resize(image, image, {inputSize_.width(), inputSize_.height()}, 0, 0,
+                       cv::INTER_AREA);
+        }
+    }
+    if (image.empty()) {
+        if (result.kind != TaskKind::None) {
+            summary += tr(" \u00b7 give an image input to see it drawn");
+        }
+        taskSummary_->setText(summary);
+        resultView_->setImage({});
+        return;
+    }
+    RenderOptions render;
+    render.scoreThreshold = threshold_->value() / 100.0;
+    cv::Mat drawn;
+    try {
+        drawn = renderTask(image, result, render);
+        cv::cvtColor(drawn, drawn, cv::COLOR_BGR2RGB);
+    } catch (const cv::Exception& error) {
+        taskSummary_->setText(
+            summary + tr(" \u00b7 cannot draw it: %1").arg(QString::fromStdString(error.msg)));
+        resultView_->setImage({});
+        return;
+    }
+    const QImage picture(drawn.data, drawn.cols, drawn.rows, static_cast<qsizetype>(drawn.step),
+                         QImage::Format_RGB888);
+    resultView_->setImage(picture.copy());
+    taskSummary_->setText(summary);
+    // The first recognised result of a model shows this page.
+    if (!taskShownForModel_ && result.kind != TaskKind::None) {
+        taskShownForModel_ = true;
+        outputPages_->setCurrentWidget(resultView_->parentWidget());
+    }
 }
 
 void OutputPanel::clear(const std::string& modelPath) {
     modelPath_ = modelPath;
     last_.reset();
+    taskShownForModel_ = false;
+    archiveLabels_.clear();
+    inputImage_.clear();
+    task_->setCurrentIndex(std::max(
+        0, task_->findData(QSettings()
+                               .value(QStringLiteral("task/") + QString::fromStdString(modelPath),
+                                      QStringLiteral("auto"))
+                               .toString())));
+    resultView_->setImage({});
+    resultView_->setOverlay({});
     outputModel_->setOutput(OutputValue{});
     tableModel_->setTensor(nullptr);
     topKModel_->setValues({}, 0, {});

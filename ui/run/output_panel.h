@@ -14,6 +14,7 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QSlider;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
@@ -48,12 +49,27 @@ public:
     TopKModel* topKModel() const { return topKModel_; }
     OutputImageView* imageView() const { return imageView_; }
 
+    // The Result page: the output drawn as its task over the image the model saw.
+    // The image input of the run about to be shown (its file, and the size it was resized to;
+    // empty: none), and the model's own labels (its labels.txt extra file).
+    void setInputImage(const QString& path, const QSize& size);
+    void setArchiveLabels(const QStringList& labels);
+    // The task the output is drawn as ("auto", "detection", ... as task_result.h names them);
+    // remembered per model.
+    void setTask(const QString& task);
+    QString task() const;
+    void setScoreThreshold(double threshold);
+    QString taskSummary() const;
+    OutputImageView* resultView() const { return resultView_; }
+    QTabWidget* pages() const { return outputPages_; }
+
 Q_SIGNALS:
     void problem(const QString& message);
 
 private:
     void showOutput(const QModelIndex& index);
     void restoreKeptResult();
+    void showTask();
 
     std::string modelPath_;
     std::optional<RunResult> last_;
@@ -76,6 +92,16 @@ private:
     QTableView* table_ = nullptr;
     QLabel* compareText_ = nullptr;
     OutputImageView* differenceView_ = nullptr;
+    // Result
+    OutputImageView* resultView_ = nullptr;
+    QComboBox* task_ = nullptr;
+    QSlider* threshold_ = nullptr;
+    QLabel* thresholdText_ = nullptr;
+    QLabel* taskSummary_ = nullptr;
+    QString inputImage_;
+    QSize inputSize_;
+    QStringList archiveLabels_;
+    bool taskShownForModel_ = false;
 };
 
 } // namespace scriptscope

@@ -210,7 +210,10 @@ void OutputImageView::paintEvent(QPaintEvent*) {
             textWidth = std::max(textWidth, metrics.horizontalAdvance(line));
         }
         const int lineHeight = metrics.height();
-        const QRect box(8, 8, textWidth + 16, lineHeight * static_cast<int>(overlay_.size()) + 10);
+        QRect box(8, 8, textWidth + 16, lineHeight * static_cast<int>(overlay_.size()) + 10);
+        if (overlayBottom_) { // where a drawn result's own labels (top left) stay visible
+            box.moveBottom(height() - 8);
+        }
         painter.setRenderHint(QPainter::Antialiasing);
         painter.setPen(Qt::NoPen);
         painter.setBrush(QColor(0, 0, 0, 170));

@@ -57,6 +57,11 @@ public:
     void setOverlay(const QStringList& lines);
     void setOverlayVisible(bool visible);
     bool overlayVisible() const { return overlayVisible_; }
+    // The overlay in the bottom-left corner instead of the top-left one.
+    void setOverlayAtBottom(bool bottom) {
+        overlayBottom_ = bottom;
+        update();
+    }
     QStringList overlay() const { return overlay_; }
     // What is on screen, overlay included, as an image to save.
     QImage render();
@@ -68,6 +73,7 @@ private:
     QImage image_;
     QStringList overlay_;
     bool overlayVisible_ = true;
+    bool overlayBottom_ = false;
 };
 
 } // namespace scriptscope

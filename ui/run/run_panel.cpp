@@ -10,6 +10,7 @@
 #include <format.h>
 #include <input_spec.h>
 #include <protocol.h>
+#include <task_result.h>
 
 #include <QCborValue>
 #include <QCheckBox>
@@ -442,7 +443,14 @@ void RunPanel::setModel(const ModelInfo& model) {
 void RunPanel::clearResults() {
     // What belongs to the previous model goes; the run history stays, each run with its model.
     last_.reset();
+    running_.reset();
     outputs_->clear(model_.path);
+    // The archive's own class names (an extra file labels.txt), for the Result page.
+    QStringList labels;
+    for (const auto& name : labelsFromExtraFiles(model_.probe.extraFiles).names) {
+        labels << QString::fromStdString(name);
+    }
+    outputs_->setArchiveLabels(labels);
     profileModel_->setProfile(RunProfile{});
     profileSummary_->setText(tr("Tick \"Profile\" and run: every operator call is timed and the "
                                 "module tree (Model tab) gets a time column."));
@@ -546,6 +554,7 @@ void RunPanel::runOnce() {
         return;
     }
     saveSettings();
+    running_ = *request;
     request_ = worker_->run(*request);
     cancel_->setEnabled(true);
     run_->setEnabled(false);
@@ -626,15 +635,36 @@ void RunPanel::showResult(const RunResult& result) {
     const RunRecord& record = history_->add(result);
     plot_->setRuns(history_->runs());
     const TimingStats& s = result.stats;
-    outputs_->imageView()->setOverlay(
-        {QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
-                                       QString::fromStdString(result.deviceName)),
-         tr("p50 %1 ms   p90 %2 ms").arg(s.p50, 0, 'f', 2).arg(s.p90, 0, 'f', 2),
-         tr("%1 fps at p50").arg(s.p50 > 0 ? 1000.0 / s.p50 : 0.0, 0, 'f', 1),
-         (result.synchronized ? tr("%1 iterations after %2 warm-up, synchronized")
-                              : tr("%1 iterations after %2 warm-up"))
-             .arg(result.samplesMs.size())
-             .arg(result.warmup)});
+    const QStringList overlay = {
+        QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
+                                      QString::fromStdString(result.deviceName)),
+        tr("p50 %1 ms   p90 %2 ms").arg(s.p50, 0, 'f', 2).arg(s.p90, 0, 'f', 2),
+        tr("%1 fps at p50").arg(s.p50 > 0 ? 1000.0 / s.p50 : 0.0, 0, 'f', 1),
+        (result.synchronized ? tr("%1 iterations after %2 warm-up, synchronized")
+                             : tr("%1 iterations after %2 warm-up"))
+            .arg(result.samplesMs.size())
+            .arg(result.warmup)};
+    outputs_->imageView()->setOverlay(overlay);
+    outputs_->resultView()->setOverlay(overlay);
+    // The Result page draws over the run's image input (the first one, a list's first element).
+    std::function<const InputSpec*(const std::vector<InputSpec>&)> image =
+        [&](const std::vector<InputSpec>& specs) -> const InputSpec* {
+        for (const auto& spec : specs) {
+            if (spec.kind == InputSpec::Kind::Image) {
+                return &spec;
+            }
+            if (const InputSpec* inner = image(spec.elements)) {
+                return inner;
+            }
+        }
+        return nullptr;
+    };
+    if (const InputSpec* spec = running_ ? image(running_->inputs) : nullptr) {
+        outputs_->setInputImage(QString::fromStdString(spec->path),
+                                QSize(spec->image.width, spec->image.height));
+    } else {
+        outputs_->setInputImage({}, {});
+    }
     outputs_->showResult(result);
     if (result.profiled) {
         profileModel_->setProfile(result.profile);

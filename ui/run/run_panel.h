@@ -105,6 +105,7 @@ private:
     quint64 request_ = 0;
     bool continuous_ = false;
     std::optional<RunResult> last_;
+    std::optional<RunRequest> running_; // the request of the run in flight (or last shown)
 
     QComboBox* method_ = nullptr;
     QComboBox* device_ = nullptr;
