@@ -276,6 +276,8 @@ private Q_SLOTS:
         QVERIFY2(panel_->saveOptimisedCopy(path, &why), qPrintable(why));
         QVERIFY(open(path));
         QCOMPARE(panel_->optimizeResult().applied.size(), size_t{0}); // cleared for the new model
+        // Off the copy before its folder goes (a deleted open model would be reloaded).
+        QVERIFY(open(fx("stats_model.pt")));
     }
 
     void diffOfArchives() {
