@@ -1303,6 +1303,30 @@ std::pair<int64_t, double> floatDifference(const at::Tensor& a, const at::Tensor
     return total;
 }
 
+// The code files (and the constants they use) of an archive, by their name inside it; empty when
+// the zip cannot be read (then the code is compared method by method).
+std::map<std::string, std::string> codeRecords(const std::string& path) {
+    std::map<std::string, std::string> records;
+    ZipReader zip(path);
+    if (!zip.ok()) {
+        return records;
+    }
+    for (const auto& record : zip.records()) {
+        const auto slash = record.name.find('/');
+        const std::string inner =
+            slash == std::string::npos ? record.name : record.name.substr(slash);
+        if (inner.rfind("/code/", 0) != 0 && inner != "/constants.pkl") {
+            continue;
+        }
+        const auto bytes = zip.read(record, uint64_t{64} << 20);
+        if (!bytes) {
+            return {};
+        }
+        records[inner] = *bytes;
+    }
+    return records;
+}
+
 std::map<std::string, std::string> extraFiles(const std::string& path) {
     std::map<std::string, std::string> files;
     ZipReader zip(path);
@@ -1430,7 +1454,11 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
                 out.tensors.push_back(change);
             }
         }
-        // Attributes, code and graphs of the modules both have; each pair of types once.
+        // Attributes, code and graphs of the modules both have; each pair of types once. When
+        // both archives hold the same code files, every method's code and graph are the same
+        // (they are compiled from them): nothing to print.
+        const auto codeA = codeRecords(impl_->path);
+        const bool sameCode = !codeA.empty() && codeA == codeRecords(other.impl_->path);
         std::map<std::pair<std::string, std::string>, std::vector<TextChange>> byTypes;
         for (const auto& [path, module] : a) {
             const auto found = b.find(path);
@@ -1450,6 +1478,9 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
                 if (!attributesA.count(name)) {
                     out.attributes.push_back({path, name, "", value});
                 }
+            }
+            if (sameCode) {
+                continue;
             }
             const auto types = std::make_pair(typeName(module), typeName(found->second));
             auto cached = byTypes.find(types);
