@@ -1,6 +1,5 @@
 #include "main_window.h"
 
-
 #include "model_workspace.h"
 #include "numerics_panel.h"
 #include "run_panel.h"

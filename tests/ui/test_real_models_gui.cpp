@@ -20,15 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#define signals Q_SIGNALS
-#define slots Q_SLOTS
-#define emit Q_EMIT
-#define foreach Q_FOREACH
-#include <qcustomplot.h>
-#undef signals
-#undef slots
-#undef emit
-#undef foreach
+#include <plot_style.h> // qcustomplot.h, with the keyword macros it needs
 
 #include <QAction>
 #include <QApplication>
