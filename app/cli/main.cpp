@@ -1110,20 +1110,6 @@ int commandCodeOrGraph(const Options& o) {
     return printOrWrite(o, *text + "\n"); // Python's print() adds the newline
 }
 
-// The image a rendered result is drawn over: the first image input (or the first image of a list,
-// a detector's), with its preprocessing's size.
-const InputSpec* imageInput(const std::vector<InputSpec>& specs) {
-    for (const auto& spec : specs) {
-        if (spec.kind == InputSpec::Kind::Image) {
-            return &spec;
-        }
-        if (const InputSpec* inner = imageInput(spec.elements)) {
-            return inner;
-        }
-    }
-    return nullptr;
-}
-
 nlohmann::json taskJson(const TaskResult& t) {
     nlohmann::json j = {{"kind", toString(t.kind)}, {"summary", t.summary}};
     if (!t.labelSet.empty()) {
@@ -1224,7 +1210,7 @@ int commandRun(const Options& o) {
     if (interpret) {
         request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
     }
-    const InputSpec* image = imageInput(request.inputs);
+    const InputSpec* image = firstImageInput(request.inputs);
     if (!o.render.empty() && !image) {
         return fail(o, Error{ErrorKind::Input, "--render draws over an image input, and this "
                                                "run has none (give --input image:FILE)"});

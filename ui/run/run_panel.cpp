@@ -647,19 +647,7 @@ void RunPanel::showResult(const RunResult& result) {
     outputs_->imageView()->setOverlay(overlay);
     outputs_->resultView()->setOverlay(overlay);
     // The Result page draws over the run's image input (the first one, a list's first element).
-    std::function<const InputSpec*(const std::vector<InputSpec>&)> image =
-        [&](const std::vector<InputSpec>& specs) -> const InputSpec* {
-        for (const auto& spec : specs) {
-            if (spec.kind == InputSpec::Kind::Image) {
-                return &spec;
-            }
-            if (const InputSpec* inner = image(spec.elements)) {
-                return inner;
-            }
-        }
-        return nullptr;
-    };
-    if (const InputSpec* spec = running_ ? image(running_->inputs) : nullptr) {
+    if (const InputSpec* spec = running_ ? firstImageInput(running_->inputs) : nullptr) {
         outputs_->setInputImage(QString::fromStdString(spec->path),
                                 QSize(spec->image.width, spec->image.height));
     } else {

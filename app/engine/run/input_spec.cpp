@@ -444,4 +444,16 @@ std::string InputSpec::describe() const {
     return "?";
 }
 
+const InputSpec* firstImageInput(const std::vector<InputSpec>& specs) {
+    for (const auto& spec : specs) {
+        if (spec.kind == InputSpec::Kind::Image) {
+            return &spec;
+        }
+        if (const InputSpec* inner = firstImageInput(spec.elements)) {
+            return inner;
+        }
+    }
+    return nullptr;
+}
+
 } // namespace scriptscope

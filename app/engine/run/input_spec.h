@@ -23,6 +23,10 @@ Expected<InputSpec> parseInputSpec(const std::string& text);
 // "1x3x224x224" -> {1, 3, 224, 224}
 Expected<std::vector<int64_t>> parseShape(const std::string& text);
 
+// The first image among the specs, looking into containers (a detector's list of images); what
+// a rendered result is drawn over. nullptr when there is none.
+const InputSpec* firstImageInput(const std::vector<InputSpec>& specs);
+
 bool isKnownDtype(const std::string& dtype);
 
 } // namespace scriptscope
