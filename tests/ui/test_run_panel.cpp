@@ -181,8 +181,11 @@ private Q_SLOTS:
         QVERIFY(shown.wait(120000));
         panel_ = window_->runPanel();
         window_->workspaces()->setCurrentWidget(panel_);
-        // The demo's warp, as a person would load it in the warp editor.
+        // The demo's warp, as a person would load it in the warp editor; the demo's classify_page
+        // rectifies with it (forward finds the page's corners itself: test_frames_gui).
         QVERIFY(window_->warpEditor()->loadMatrix(kResources + QStringLiteral("/demo_warp.npy")));
+        panel_->methodBox()->setCurrentIndex(
+            panel_->methodBox()->findText(QStringLiteral("classify_page")));
     }
 
     void cleanupTestCase() { delete window_; }
@@ -209,23 +212,31 @@ private Q_SLOTS:
     }
 
     void inputsFollowTheSchema() {
-        QCOMPARE(panel_->methodBox()->currentText(), QStringLiteral("forward"));
-        QVERIFY(panel_->methodBox()->findText(QStringLiteral("label_of")) >= 0);
-        QCOMPARE(panel_->inputsTable()->rowCount(), 2);
+        // The demo's forward takes the photo (and finds the page itself); classify_page takes
+        // the photo and a warp: the warp editor's.
         auto source = [&](int row) {
             return qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(row, 2))
                 ->currentData()
                 .toString();
         };
+        auto choose = [&](const char* method) {
+            panel_->methodBox()->setCurrentIndex(
+                panel_->methodBox()->findText(QLatin1String(method)));
+        };
+        QCOMPARE(panel_->methodBox()->currentText(), QStringLiteral("classify_page"));
+        choose("forward");
+        QCOMPARE(panel_->inputsTable()->rowCount(), 1);
+        QCOMPARE(source(0), QStringLiteral("image"));
+        QVERIFY(panel_->methodBox()->findText(QStringLiteral("kind_name")) >= 0);
+        choose("classify_page");
+        QCOMPARE(panel_->inputsTable()->rowCount(), 2);
         QCOMPARE(source(0), QStringLiteral("image"));
         QCOMPARE(source(1), QStringLiteral("warp"));
         // Another method gets its own rows.
-        panel_->methodBox()->setCurrentIndex(
-            panel_->methodBox()->findText(QStringLiteral("label_of")));
+        choose("kind_name");
         QCOMPARE(panel_->inputsTable()->rowCount(), 1);
         QCOMPARE(source(0), QStringLiteral("value"));
-        panel_->methodBox()->setCurrentIndex(
-            panel_->methodBox()->findText(QStringLiteral("forward")));
+        choose("classify_page");
         QCOMPARE(panel_->inputsTable()->rowCount(), 2);
     }
 
@@ -347,6 +358,7 @@ private Q_SLOTS:
         QProcess cli;
         cli.start(QStringLiteral(SCRIPTSCOPE_CLI_PATH),
                   {QStringLiteral("run"), kResources + QStringLiteral("/demo_model.pt"),
+                   QStringLiteral("--method"), QStringLiteral("classify_page"),
                    QStringLiteral("--input"),
                    QStringLiteral("image:") + kResources + QStringLiteral("/demo.png"),
                    QStringLiteral("--input"), QStringLiteral("matrix:") + matrix,
