@@ -1,9 +1,11 @@
 #include "task_render.h"
 
+#include <opencv2/core/utility.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -81,10 +83,26 @@ private:
     int y_;
 };
 
+// p = (p * weight + add) / 256 per byte: a form GCC and Clang vectorise.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+void blendRow(uint8_t* __restrict pixels, const uint16_t* __restrict weight,
+              const uint16_t* __restrict add, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) {
+        pixels[i] = static_cast<uint8_t>((pixels[i] * weight[i] + add[i]) >> 8);
+    }
+}
+
 } // namespace
 
 cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderOptions& options) {
     cv::Mat image = input.clone();
+    renderTaskInPlace(image, result, options);
+    return image;
+}
+
+void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOptions& options) {
     const double scale = std::clamp(std::min(image.cols, image.rows) / 800.0, 0.4, 1.2);
     const int line = std::max(2, static_cast<int>(std::lround(scale * 3)));
     if (result.kind == TaskKind::Detection && options.image >= 0 &&
@@ -118,7 +136,7 @@ cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderO
                                static_cast<int>(std::lround(o->y0)));
             const cv::Point p1(static_cast<int>(std::lround(o->x1)),
                                static_cast<int>(std::lround(o->y1)));
-            cv::rectangle(image, p0, p1, colour, line, cv::LINE_AA);
+            cv::rectangle(image, p0, p1, colour, line, cv::LINE_8); // axis-aligned: no AA needed
             for (size_t k = 0; k + 2 < o->keypoints.size(); k += 3) {
                 if (o->keypoints[k + 2] > 0) {
                     cv::circle(image,
@@ -134,23 +152,67 @@ cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderO
             drawTag(image, tag, {p0.x, p0.y}, colour, 0.55 * scale + 0.15);
         }
     } else if (result.kind == TaskKind::Segmentation && !result.classMap.empty()) {
-        cv::Mat classes(result.height, result.width, CV_32S,
-                        const_cast<int32_t*>(result.classMap.data()));
-        cv::Mat resized;
-        cv::resize(classes, resized, image.size(), 0, 0, cv::INTER_NEAREST);
-        cv::Mat colour(image.size(), image.type());
-        for (int y = 0; y < colour.rows; ++y) {
-            for (int x = 0; x < colour.cols; ++x) {
-                const cv::Scalar c = classColour(resized.at<int32_t>(y, x), true);
-                colour.at<cv::Vec3b>(y, x) = {static_cast<uint8_t>(c[0]),
-                                              static_cast<uint8_t>(c[1]),
-                                              static_cast<uint8_t>(c[2])};
+        // One pass over the picture, no picture-sized buffers (their page faults cost more than
+        // the blend): each row reads its class-map row by nearest neighbour, in runs of pixels
+        // that share a class-map column; a background run (class 0) is skipped, any other is
+        // blended with its class's colour premultiplied by the opacity. Rows in parallel.
+        int32_t classes = 1;
+        for (const auto& present : result.classesPresent) {
+            classes = std::max(classes, present.first + 1);
+        }
+        const int alpha =
+            std::clamp(static_cast<int>(std::lround(options.maskOpacity * 256)), 0, 256);
+        std::vector<std::array<int, 3>> tint(static_cast<size_t>(classes));
+        for (int32_t c = 0; c < classes; ++c) {
+            const cv::Scalar colour = classColour(c, true);
+            for (int k = 0; k < 3; ++k) {
+                tint[static_cast<size_t>(c)][static_cast<size_t>(k)] =
+                    static_cast<int>(colour[k]) * alpha + 128;
             }
         }
-        // The background (class 0) stays as it is; every other class is blended in.
-        cv::Mat blended;
-        cv::addWeighted(image, 1.0 - options.maskOpacity, colour, options.maskOpacity, 0, blended);
-        blended.copyTo(image, resized != 0);
+        // Where each class-map column starts on the picture's row.
+        std::vector<int> runStart(static_cast<size_t>(result.width) + 1);
+        for (int x = 0; x <= result.width; ++x) {
+            runStart[static_cast<size_t>(x)] = static_cast<int>(
+                (static_cast<int64_t>(x) * image.cols + result.width - 1) / result.width);
+        }
+        const int keep = 256 - alpha;
+        cv::parallel_for_(cv::Range(0, image.rows), [&](const cv::Range& rows) {
+            // Per picture row, a weight and a premultiplied colour per byte (the background's
+            // leave the byte as it is), made once for the rows that share a class-map row; then
+            // one branch-free pass the compiler vectorises.
+            const size_t bytes = static_cast<size_t>(image.cols) * 3;
+            std::vector<uint16_t> weight(bytes), add(bytes);
+            int madeFor = -1;
+            for (int y = rows.start; y < rows.end; ++y) {
+                const int sourceRow =
+                    std::min(result.height - 1, static_cast<int>(static_cast<int64_t>(y) *
+                                                                 result.height / image.rows));
+                if (sourceRow != madeFor) {
+                    madeFor = sourceRow;
+                    const int32_t* classRow =
+                        result.classMap.data() + static_cast<size_t>(sourceRow) * result.width;
+                    for (int sx = 0; sx < result.width; ++sx) {
+                        const int32_t c = classRow[sx];
+                        const bool shown = c > 0 && c < classes;
+                        const size_t from =
+                            3 * static_cast<size_t>(runStart[static_cast<size_t>(sx)]);
+                        const size_t to =
+                            3 * static_cast<size_t>(runStart[static_cast<size_t>(sx) + 1]);
+                        const uint16_t w = static_cast<uint16_t>(shown ? keep : 256);
+                        const std::array<int, 3> none{0, 0, 0};
+                        const auto& t = shown ? tint[static_cast<size_t>(c)] : none;
+                        for (size_t i = from; i < to; i += 3) {
+                            weight[i] = weight[i + 1] = weight[i + 2] = w;
+                            add[i] = static_cast<uint16_t>(t[0]);
+                            add[i + 1] = static_cast<uint16_t>(t[1]);
+                            add[i + 2] = static_cast<uint16_t>(t[2]);
+                        }
+                    }
+                }
+                blendRow(image.ptr<uint8_t>(y), weight.data(), add.data(), bytes);
+            }
+        });
         TagColumn legend(image, scale);
         for (size_t i = 0; i < result.classesPresent.size(); ++i) {
             const auto& [index, pixels] = result.classesPresent[i];
@@ -162,6 +224,49 @@ cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderO
                 static_cast<double>(pixels) / static_cast<double>(result.classMap.size());
             if (!legend.add(name + " " + percent(share), classColour(index, true),
                             result.classesPresent.size() - i)) {
+                break;
+            }
+        }
+    } else if (result.kind == TaskKind::Page && !result.corners.empty()) {
+        // The page's outline with its corners numbered in the model's order (TL, TR, BR, BL),
+        // the page as the model rectified it in the top right corner, its kind at the top left.
+        std::vector<cv::Point> outline;
+        for (const auto& [x, y] : result.corners) {
+            outline.emplace_back(static_cast<int>(std::lround(x)),
+                                 static_cast<int>(std::lround(y)));
+        }
+        const cv::Scalar green(60, 200, 60);
+        cv::polylines(image, outline, true, green, line, cv::LINE_AA);
+        static const char* kCornerNames[] = {"TL", "TR", "BR", "BL"};
+        for (size_t i = 0; i < outline.size(); ++i) {
+            cv::circle(image, outline[i], line * 2 + 2, green, cv::FILLED, cv::LINE_AA);
+            drawTag(image, i < 4 ? kCornerNames[i] : std::to_string(i + 1),
+                    outline[i] + cv::Point(line * 2 + 4, -line * 2), green, 0.45 * scale + 0.15);
+        }
+        if (!result.pageRgb.empty() && result.pageWidth > 0 && result.pageHeight > 0) {
+            cv::Mat page(result.pageHeight, result.pageWidth, CV_8UC3,
+                         const_cast<uint8_t*>(result.pageRgb.data()));
+            const double fit = std::min(0.45 * image.rows / result.pageHeight,
+                                        0.3 * image.cols / result.pageWidth);
+            const cv::Size size(std::max(1, static_cast<int>(result.pageWidth * fit)),
+                                std::max(1, static_cast<int>(result.pageHeight * fit)));
+            cv::Mat inset;
+            cv::resize(page, inset, size, 0, 0, fit < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+            cv::cvtColor(inset, inset, cv::COLOR_RGB2BGR);
+            const int margin = 8;
+            const cv::Rect at(image.cols - size.width - margin, margin, size.width, size.height);
+            if (at.x >= 0 && at.y + at.height <= image.rows) {
+                inset.copyTo(image(at));
+                cv::rectangle(image, at, green, 2);
+            }
+        }
+        TagColumn column(image, scale);
+        for (size_t i = 0; i < std::min<size_t>(3, result.topK.size()); ++i) {
+            const auto& e = result.topK[i];
+            const std::string name = e.name.empty() ? "kind " + std::to_string(e.index) : e.name;
+            if (!column.add(name + " " + percent(e.score),
+                            i == 0 ? cv::Scalar(40, 160, 40) : cv::Scalar(60, 60, 60),
+                            result.topK.size() - i)) {
                 break;
             }
         }
@@ -177,7 +282,6 @@ cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderO
             }
         }
     }
-    return image;
 }
 
 Status renderTaskFile(const std::string& imagePath, int width, int height, const TaskResult& result,

@@ -25,6 +25,8 @@ cv::Scalar classColour(int64_t index, bool segmentation);
 
 // `image` is 8-bit BGR at the size the model saw (the boxes' pixels). Returns the annotated copy.
 cv::Mat renderTask(const cv::Mat& image, const TaskResult& result, const RenderOptions& options);
+// The same, drawn on the image itself (a frame the caller owns: no copy).
+void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOptions& options);
 
 // Reads the image, resizes it to width x height when given (the preprocessing's size), draws and
 // writes the result (the format from the extension).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -25,13 +26,15 @@ const char* toString(TaskKind kind) {
         return "detection";
     case TaskKind::Segmentation:
         return "segmentation";
+    case TaskKind::Page:
+        return "page";
     }
     return "none";
 }
 
 bool taskKindFromName(const std::string& name, TaskKind& kind) {
     for (const TaskKind k : {TaskKind::Auto, TaskKind::None, TaskKind::Classification,
-                             TaskKind::Detection, TaskKind::Segmentation}) {
+                             TaskKind::Detection, TaskKind::Segmentation, TaskKind::Page}) {
         if (name == toString(k)) {
             kind = k;
             return true;
@@ -231,6 +234,109 @@ std::string plural(size_t n, const char* one, const char* many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+bool classify(const OutputValue& output, const TaskOptions& options, TaskResult& r) {
+    if (!isScores(output) || !hasValues(output)) {
+        return false;
+    }
+    {
+        const auto k = static_cast<size_t>(output.shape.back());
+        std::vector<double> scores(output.values.begin(),
+                                   output.values.begin() + static_cast<std::ptrdiff_t>(k));
+        const double sum = std::accumulate(scores.begin(), scores.end(), 0.0);
+        const bool probabilities =
+            std::all_of(scores.begin(), scores.end(), [](double v) { return v >= 0 && v <= 1; }) &&
+            std::abs(sum - 1.0) < 1e-3;
+        if (!probabilities) {
+            const double top = *std::max_element(scores.begin(), scores.end());
+            double total = 0;
+            for (double& v : scores) {
+                v = std::exp(v - top);
+                total += v;
+            }
+            for (double& v : scores) {
+                v /= total;
+            }
+            r.softmaxApplied = true;
+        }
+        std::vector<size_t> order(k);
+        std::iota(order.begin(), order.end(), size_t{0});
+        const size_t n = std::min(k, static_cast<size_t>(std::max(1, options.topK)));
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
+                          order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+        const LabelSet* labels = chooseLabels(options, "imagenet", k);
+        if (labels && !options.labels && !options.archiveLabels && labels->names.size() != k) {
+            labels = nullptr; // a built-in set only when it has exactly this many classes
+        }
+        for (size_t i = 0; i < n; ++i) {
+            r.topK.push_back({static_cast<int64_t>(order[i]), scores[order[i]],
+                              labels ? labels->nameOf(static_cast<int64_t>(order[i])) : ""});
+        }
+        r.labelSet = labels ? labels->name : std::string();
+        r.kind = TaskKind::Classification;
+        r.summary = "classification: " + plural(k, "class", "classes") +
+                    (r.softmaxApplied ? ", softmax applied (the values are logits)"
+                                      : ", the values are probabilities");
+    }
+    return true;
+}
+
+// A document's page: corners (TL, TR, BR, BL) in pixels of the photo, the rectified page as an
+// image, and scores per kind of page.
+bool readPage(const OutputValue& output, const TaskOptions& options, TaskResult& r) {
+    const OutputValue* corners =
+        output.kind == OutputValue::Kind::Dict ? child(output, "corners") : nullptr;
+    if (!isTensor(corners, 2) || corners->shape[1] != 2 || corners->shape[0] < 3 ||
+        corners->shape[0] > 64 || !hasValues(*corners)) {
+        return false;
+    }
+    r.kind = TaskKind::Page;
+    for (size_t i = 0; i + 1 < corners->values.size(); i += 2) {
+        r.corners.emplace_back(corners->values[i], corners->values[i + 1]);
+    }
+    const OutputValue* page = child(output, "page");
+    if (isTensor(page, 4) && page->shape[0] >= 1 && (page->shape[1] == 3 || page->shape[1] == 1) &&
+        hasValues(*page) && page->numel > 0) {
+        const auto channels = static_cast<size_t>(page->shape[1]);
+        r.pageHeight = static_cast<int>(page->shape[2]);
+        r.pageWidth = static_cast<int>(page->shape[3]);
+        const size_t area = static_cast<size_t>(r.pageWidth) * static_cast<size_t>(r.pageHeight);
+        // Photos in [0, 1] (as the model took them), or 0..255.
+        const double scale = page->max > 1.5 ? 1.0 : 255.0;
+        r.pageRgb.resize(area * 3);
+        for (size_t c = 0; c < 3; ++c) {
+            const float* plane = page->values.data() + (channels == 3 ? c : 0) * area;
+            for (size_t i = 0; i < area; ++i) {
+                r.pageRgb[i * 3 + c] =
+                    static_cast<uint8_t>(std::clamp(std::lround(plane[i] * scale), 0L, 255L));
+            }
+        }
+    }
+    std::string kind;
+    if (const OutputValue* scores = child(output, "scores")) {
+        TaskResult scored;
+        if (classify(*scores, options, scored)) {
+            r.topK = std::move(scored.topK);
+            r.softmaxApplied = scored.softmaxApplied;
+            r.labelSet = scored.labelSet;
+            if (!r.topK.empty()) {
+                const TopEntry& best = r.topK.front();
+                char score[32];
+                std::snprintf(score, sizeof score, "%.2f", best.score);
+                kind = ", " +
+                       (best.name.empty() ? "kind " + std::to_string(best.index) : best.name) +
+                       " " + score;
+            }
+        }
+    }
+    r.kind = TaskKind::Page;
+    r.summary = "page: " + plural(r.corners.size(), "corner", "corners") +
+                (r.pageRgb.empty() ? std::string()
+                                   : ", rectified " + std::to_string(r.pageWidth) + "x" +
+                                         std::to_string(r.pageHeight)) +
+                kind;
+    return true;
+}
+
 } // namespace
 
 TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options) {
@@ -239,6 +345,16 @@ TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options
     if (wanted == TaskKind::None) {
         r.summary = "drawn as values (the task is set to none)";
         return r;
+    }
+    // A page: a dict with corners (and the rectified page, and scores per kind)
+    if (wanted == TaskKind::Auto || wanted == TaskKind::Page) {
+        if (readPage(output, options, r)) {
+            return r;
+        }
+        if (wanted == TaskKind::Page) {
+            r.summary = "not a page: the output is not a dict with corners (N x 2)";
+            return r;
+        }
     }
     // Detection
     if (wanted == TaskKind::Auto || wanted == TaskKind::Detection) {
@@ -336,44 +452,7 @@ TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options
         }
     }
     // Classification
-    if (isScores(output) && hasValues(output)) {
-        const auto k = static_cast<size_t>(output.shape.back());
-        std::vector<double> scores(output.values.begin(),
-                                   output.values.begin() + static_cast<std::ptrdiff_t>(k));
-        const double sum = std::accumulate(scores.begin(), scores.end(), 0.0);
-        const bool probabilities =
-            std::all_of(scores.begin(), scores.end(), [](double v) { return v >= 0 && v <= 1; }) &&
-            std::abs(sum - 1.0) < 1e-3;
-        if (!probabilities) {
-            const double top = *std::max_element(scores.begin(), scores.end());
-            double total = 0;
-            for (double& v : scores) {
-                v = std::exp(v - top);
-                total += v;
-            }
-            for (double& v : scores) {
-                v /= total;
-            }
-            r.softmaxApplied = true;
-        }
-        std::vector<size_t> order(k);
-        std::iota(order.begin(), order.end(), size_t{0});
-        const size_t n = std::min(k, static_cast<size_t>(std::max(1, options.topK)));
-        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
-                          order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-        const LabelSet* labels = chooseLabels(options, "imagenet", k);
-        if (labels && !options.labels && !options.archiveLabels && labels->names.size() != k) {
-            labels = nullptr; // a built-in set only when it has exactly this many classes
-        }
-        for (size_t i = 0; i < n; ++i) {
-            r.topK.push_back({static_cast<int64_t>(order[i]), scores[order[i]],
-                              labels ? labels->nameOf(static_cast<int64_t>(order[i])) : ""});
-        }
-        r.labelSet = labels ? labels->name : std::string();
-        r.kind = TaskKind::Classification;
-        r.summary = "classification: " + plural(k, "class", "classes") +
-                    (r.softmaxApplied ? ", softmax applied (the values are logits)"
-                                      : ", the values are probabilities");
+    if (classify(output, options, r)) {
         return r;
     }
     r.summary = wanted == TaskKind::Classification

@@ -1,7 +1,8 @@
 // What a run's output means, for drawing it as the task it is: a detector's boxes with class names
 // and scores (torchvision's List[Dict[str, Tensor]], the (losses, detections) tuple scripted
 // detectors return, N x 4 / N x 6 box tensors), a segmentation's per-pixel classes (N x C x H x W
-// logits, or a dict with "out"), a classifier's top-k (N x K, softmax applied to logits). Plain
+// logits, or a dict with "out"), a classifier's top-k (N x K, softmax applied to logits), a
+// document's page (a dict with corners, the rectified page and scores per kind). Plain
 // C++ on OutputValue (its `values` must be there: RunRequest::valuesLimit).
 #pragma once
 
@@ -15,9 +16,9 @@
 
 namespace scriptscope {
 
-enum class TaskKind { Auto, None, Classification, Detection, Segmentation };
+enum class TaskKind { Auto, None, Classification, Detection, Segmentation, Page };
 const char* toString(TaskKind kind);
-// "auto", "none", "classification", "detection", "segmentation"; false for another name.
+// "auto", "none", "classification", "detection", "segmentation", "page"; false for another name.
 bool taskKindFromName(const std::string& name, TaskKind& kind);
 
 struct LabelSet {
@@ -63,8 +64,13 @@ struct TaskResult {
     std::vector<int32_t> classMap;
     std::vector<std::pair<int, int64_t>> classesPresent; // class, pixels; most pixels first
     std::vector<std::string> classNames;                 // by class index, when labels are known
-    // Classification: the first row's best entries
+    // Classification (and a page's kind): the first row's best entries
     std::vector<TopEntry> topK;
+    // Page: a photographed document's corners (top-left, top-right, bottom-right, bottom-left) in
+    // pixels of the input, and the page rectified by the model (8-bit RGB, row-major)
+    std::vector<std::pair<double, double>> corners;
+    int pageWidth = 0, pageHeight = 0;
+    std::vector<uint8_t> pageRgb;
     bool softmaxApplied = false; // the values were logits
 };
 
