@@ -36,8 +36,8 @@ if(TORCH_CXX_FLAGS)
 endif()
 message(STATUS "LibTorch ${Torch_VERSION} from ${Torch_DIR}")
 
-find_package(OpenCV QUIET COMPONENTS core imgproc imgcodecs)
-scriptscope_require(OpenCV_FOUND "OpenCV (core, imgproc, imgcodecs)" "libopencv-dev" "")
+find_package(OpenCV QUIET COMPONENTS core imgproc imgcodecs videoio)
+scriptscope_require(OpenCV_FOUND "OpenCV (core, imgproc, imgcodecs, videoio)" "libopencv-dev" "")
 message(STATUS "OpenCV ${OpenCV_VERSION}")
 
 find_package(nlohmann_json 3.9 QUIET)

@@ -3,10 +3,12 @@
 
 #include <engine.h>
 #include <format.h>
+#include <frame_source.h>
 #include <graph_layout.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
+#include <stats.h>
 #include <task_render.h>
 #include <task_result.h>
 
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #ifndef SCRIPTSCOPE_VERSION
@@ -170,6 +174,7 @@ struct Options {
     std::vector<std::string> inputSpecs;
     // run: the output drawn as its task
     std::string render;
+    std::string source; // run --source: a video, an image folder or camera:N, frame by frame
     std::string task = "auto";
     std::string labels;
     double scoreThreshold = 0.5;
@@ -470,11 +475,16 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     run->add_option("--render", o.render,
                     "Draw the output as its task over the image input: boxes\n"
                     "with names and scores, a segmentation, the top-k")
-        ->type_name("OUT.png");
+        ->type_name("OUT.png|OUT.mp4|DIR");
+    run->add_option("--source", o.source,
+                    "Run on every frame of a video, an image folder or\n"
+                    "camera:N; the input image:- takes each frame")
+        ->type_name("VIDEO|FOLDER");
     run->add_option("--task", o.task,
                     "What the output is: auto, detection, segmentation,\n"
-                    "classification or none")
-        ->check(CLI::IsMember({"auto", "none", "classification", "detection", "segmentation"}))
+                    "classification, page or none")
+        ->check(
+            CLI::IsMember({"auto", "none", "classification", "detection", "segmentation", "page"}))
         ->capture_default_str();
     run->add_option("--labels", o.labels,
                     "Class names: imagenet, coco, voc (built in) or a file\n"
@@ -1154,6 +1164,20 @@ nlohmann::json taskJson(const TaskResult& t) {
         }
         j["top_k"] = top;
         j["softmax_applied"] = t.softmaxApplied;
+    } else if (t.kind == TaskKind::Page) {
+        nlohmann::json corners = nlohmann::json::array();
+        for (const auto& [x, y] : t.corners) {
+            corners.push_back({x, y});
+        }
+        j["corners"] = corners;
+        if (!t.pageRgb.empty()) {
+            j["page_size"] = {t.pageWidth, t.pageHeight};
+        }
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& e : t.topK) {
+            top.push_back({{"index", e.index}, {"score", e.score}, {"name", e.name}});
+        }
+        j["kinds"] = top;
     }
     return j;
 }
@@ -1189,7 +1213,17 @@ void printTask(const TaskResult& t, double threshold) {
             std::cout << "  " << std::setw(3) << index << "  " << std::setw(8) << pixels
                       << " pixels  " << name << "\n";
         }
-    } else if (t.kind == TaskKind::Classification) {
+    } else if (t.kind == TaskKind::Classification || t.kind == TaskKind::Page) {
+        if (t.kind == TaskKind::Page) {
+            static const char* kCorners[] = {"top-left", "top-right", "bottom-right",
+                                             "bottom-left"};
+            std::cout << std::fixed << std::setprecision(1);
+            for (size_t i = 0; i < t.corners.size(); ++i) {
+                std::cout << "  " << std::setw(12) << (i < 4 ? kCorners[i] : "corner") << "  "
+                          << t.corners[i].first << ", " << t.corners[i].second << "\n";
+            }
+            std::cout << std::defaultfloat;
+        }
         for (size_t i = 0; i < t.topK.size(); ++i) {
             const auto& e = t.topK[i];
             std::cout << "  " << (i + 1) << ". " << std::fixed << std::setprecision(4) << e.score
@@ -1199,19 +1233,160 @@ void printTask(const TaskResult& t, double threshold) {
     }
 }
 
+// run --source: every frame of a video or folder through the model, drawn and written (to a
+// video or a folder) with none dropped; a frame that does not decode or run is reported and
+// skipped. A progress line goes to a terminal.
+int commandRunSource(const Options& o, Session& session, const ModelInfo& model,
+                     const LabelSet* labels) {
+    RunRequest request = o.run;
+    request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+    const InputSpec* image = firstImageInput(request.inputs);
+    if (!image || image->path != kFrameImagePath) {
+        return fail(o, Error{ErrorKind::Input,
+                             "--source gives frames to an input image:- (e.g. --input "
+                             "'image:-,size=640x480'); this run has none"});
+    }
+    auto spec = parseSourceSpec(o.source);
+    if (!spec) {
+        return fail(o, spec.error());
+    }
+    auto opened = FrameSource::open(*spec);
+    if (!opened) {
+        return fail(o, opened.error());
+    }
+    FrameSource& source = **opened;
+    const SourceInfo& info = source.info();
+    std::unique_ptr<FrameSink> sink;
+    if (!o.render.empty()) {
+        auto made = FrameSink::open(o.render, info.fps > 0 ? info.fps : 10);
+        if (!made) {
+            return fail(o, made.error());
+        }
+        sink = std::move(made).value();
+    }
+    const LabelSet archiveLabels = labelsFromExtraFiles(model.probe.extraFiles);
+    TaskOptions taskOptions;
+    taskKindFromName(o.task, taskOptions.kind);
+    taskOptions.labels = labels;
+    taskOptions.archiveLabels = archiveLabels.names.empty() ? nullptr : &archiveLabels;
+    taskOptions.topK = o.topK;
+    RenderOptions renderOptions;
+    renderOptions.scoreThreshold = o.scoreThreshold;
+    const bool terminal = ::isatty(STDERR_FILENO) != 0 && !o.json;
+    std::vector<double> latencies, decodeMs;
+    nlohmann::json frames = nlohmann::json::array(), errors = nlohmann::json::array();
+    int64_t done = 0;
+    const auto started = std::chrono::steady_clock::now();
+    for (int64_t index = 0; !source.atEnd(index); ++index) {
+        const auto before = std::chrono::steady_clock::now();
+        auto frame = source.read(index);
+        decodeMs.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before)
+                .count());
+        if (!frame) {
+            if (source.atEnd(index)) {
+                break; // a video's frame count was an estimate
+            }
+            errors.push_back({{"frame", index}, {"message", frame.error().message}});
+            std::cerr << (terminal ? "\r\033[K" : "")
+                      << "scriptscope-cli: " << frame.error().message << " (skipped)\n";
+            continue;
+        }
+        request.frame = frameView(frame->bgr);
+        // The warm-up before the first frame only: each frame is one timed run.
+        request.warmup = done == 0 ? o.run.warmup : 0;
+        request.iterations = 1;
+        auto result = session.run(request);
+        if (!result) {
+            errors.push_back(
+                {{"frame", index}, {"name", frame->name}, {"message", result.error().message}});
+            std::cerr << (terminal ? "\r\033[K" : "") << "scriptscope-cli: " << frame->name << ": "
+                      << firstLine(result.error().message) << " (skipped)\n";
+            continue;
+        }
+        const double ms = result->samplesMs.empty() ? 0 : result->samplesMs.front();
+        latencies.push_back(ms);
+        const TaskResult task = interpretOutput(result->output, taskOptions);
+        if (sink) {
+            cv::Mat drawn = frame->bgr; // this frame is ours: drawn on in place
+            renderTaskInPlace(drawn, task, renderOptions);
+            if (auto error = sink->write(drawn, frame->name)) {
+                return fail(o, *error);
+            }
+        }
+        frames.push_back(
+            {{"index", index}, {"name", frame->name}, {"ms", ms}, {"interpreted", taskJson(task)}});
+        ++done;
+        if (terminal) {
+            std::cerr << "\r\033[Kframe " << index + 1;
+            if (info.frames > 0) {
+                std::cerr << "/" << info.frames;
+            }
+            std::cerr << "  " << std::fixed << std::setprecision(1) << ms << " ms  "
+                      << task.summary.substr(0, 60) << std::defaultfloat << std::flush;
+        }
+    }
+    if (terminal) {
+        std::cerr << "\r\033[K";
+    }
+    if (sink) {
+        sink->close();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const TimingStats stats = computeStats(latencies);
+    const TimingStats decode = computeStats(decodeMs);
+    const double fps = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+    if (o.json) {
+        nlohmann::json j = {
+            {"source", info.description},
+            {"frames", done},
+            {"dropped", 0},
+            {"errors", errors},
+            {"latency_ms",
+             {{"p50", stats.p50}, {"p90", stats.p90}, {"mean", stats.mean}, {"max", stats.max}}},
+            {"decode_ms", {{"p50", decode.p50}, {"mean", decode.mean}}},
+            {"pipeline_fps", fps},
+            {"per_frame", frames}};
+        if (sink) {
+            j["rendered"] = o.render;
+            j["written"] = sink->written();
+        }
+        std::cout << j.dump(2) << "\n";
+        return done > 0 ? kExitOk : kExitError;
+    }
+    std::cout << "Source      " << info.description << "\n";
+    for (const auto& note : info.notes) {
+        std::cout << "            " << note << "\n";
+    }
+    std::cout << "Frames      " << done << " run, 0 dropped (every frame is run when rendering "
+              << "headless), " << errors.size() << " skipped\n"
+              << std::fixed << std::setprecision(2) << "Latency     p50 " << stats.p50
+              << " ms, p90 " << stats.p90 << " ms (forward per frame)\nDecode      p50 "
+              << decode.p50 << " ms\n"
+              << std::setprecision(1) << "Pipeline    " << fps
+              << " frames/s end to end (decode, preprocess, run, draw, write)\n"
+              << std::defaultfloat;
+    if (sink) {
+        std::cout << "Rendered    " << sink->written() << " frames to " << o.render << "\n";
+    }
+    return done > 0 ? kExitOk : kExitError;
+}
+
 int commandRun(const Options& o) {
     Session session;
     auto model = loadModel(session, o, false);
     if (!model) {
         return fail(o, model.error());
     }
+
     const bool interpret = !o.render.empty() || o.task != "auto" || !o.labels.empty() || o.json;
     RunRequest request = o.run;
     if (interpret) {
         request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
     }
     const InputSpec* image = firstImageInput(request.inputs);
-    if (!o.render.empty() && !image) {
+    if (!o.render.empty() && !image && o.source.empty()) {
         return fail(o, Error{ErrorKind::Input, "--render draws over an image input, and this "
                                                "run has none (give --input image:FILE)"});
     }
@@ -1227,6 +1402,9 @@ int commandRun(const Options& o) {
             fileLabels = std::move(read).value();
             labels = &fileLabels;
         }
+    }
+    if (!o.source.empty()) {
+        return commandRunSource(o, session, *model, labels);
     }
     auto result = session.run(request);
     if (!result) {

@@ -1230,4 +1230,79 @@ ArchiveDiff archiveDiffFromCbor(const QCborMap& m) {
     return d;
 }
 
+QCborMap toCbor(const SourceInfo& i) {
+    QCborMap m;
+    put(m, "kind", static_cast<int>(i.kind));
+    put(m, "path", text(i.path));
+    put(m, "description", text(i.description));
+    put(m, "frames", qint64(i.frames));
+    put(m, "fps", i.fps);
+    put(m, "width", i.width);
+    put(m, "height", i.height);
+    put(m, "files", strings(i.files));
+    put(m, "notes", strings(i.notes));
+    return m;
+}
+
+SourceInfo sourceInfoFromCbor(const QCborMap& m) {
+    SourceInfo i;
+    const auto kind = integer(m, "kind");
+    i.kind = kind == 0   ? SourceSpec::Kind::Folder
+             : kind == 2 ? SourceSpec::Kind::Camera
+                         : SourceSpec::Kind::Video;
+    i.path = text(m, "path");
+    i.description = text(m, "description");
+    i.frames = integer(m, "frames");
+    i.fps = real(m, "fps");
+    i.width = static_cast<int>(integer(m, "width"));
+    i.height = static_cast<int>(integer(m, "height"));
+    i.files = strings(array(m, "files"));
+    i.notes = strings(array(m, "notes"));
+    return i;
+}
+
+QCborMap toCbor(const FrameResult& f) {
+    QCborMap m;
+    put(m, "index", qint64(f.index));
+    put(m, "name", text(f.name));
+    put(m, "dropped", qint64(f.dropped));
+    put(m, "end", f.end);
+    put(m, "width", f.width);
+    put(m, "height", f.height);
+    // The frame's BGR pixels as they are: one copy into the message, none on the way.
+    put(m, "bgr",
+        QByteArray::fromRawData(reinterpret_cast<const char*>(f.bgr.data()),
+                                static_cast<qsizetype>(f.bgr.size())));
+    put(m, "error", text(f.error));
+    put(m, "decode_ms", f.decodeMs);
+    if (f.hasRun) {
+        put(m, "run", toCbor(f.run));
+    }
+    return m;
+}
+
+FrameResult frameResultFromCbor(const QCborMap& m) {
+    FrameResult f;
+    f.index = integer(m, "index");
+    f.name = text(m, "name");
+    f.dropped = integer(m, "dropped");
+    f.end = boolean(m, "end");
+    f.width = static_cast<int>(integer(m, "width"));
+    f.height = static_cast<int>(integer(m, "height"));
+    const QByteArray bytes = m.value(QLatin1String("bgr")).toByteArray();
+    if (f.width > 0 && f.height > 0 && f.width <= 1 << 15 && f.height <= 1 << 15 &&
+        bytes.size() == qsizetype(f.width) * f.height * 3) {
+        f.bgr.assign(bytes.constBegin(), bytes.constEnd());
+    } else {
+        f.width = f.height = 0;
+    }
+    f.error = text(m, "error");
+    f.decodeMs = real(m, "decode_ms");
+    if (m.contains(QLatin1String("run"))) {
+        f.hasRun = true;
+        f.run = runResultFromCbor(submap(m, "run"));
+    }
+    return f;
+}
+
 } // namespace scriptscope::protocol

@@ -21,7 +21,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 4;
+constexpr int kVersion = 5;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
@@ -54,8 +54,16 @@ enum class MessageType {
     ActivationReport, // ActivationReport
     OptimizeResult,   // OptimizeResult
     ArchiveDiff,      // ArchiveDiff
+    // GUI -> worker: a source of frames for a live demo, decoded here (untrusted files).
+    SourceOpen, // {source: "camera:N" | folder | video file}
+    // {source, index, live, restart, run: RunRequest}: read a frame, run the model on it. The
+    // source is opened again when it is not the open one (a new worker after a crash).
+    SourceFrame,
+    // worker -> GUI
+    SourceInfo,  // SourceInfo
+    FrameResult, // FrameResult (the decoded frame as raw bytes, the run or its error)
 };
-constexpr MessageType kLastMessageType = MessageType::ArchiveDiff;
+constexpr MessageType kLastMessageType = MessageType::FrameResult;
 
 struct Message {
     MessageType type = MessageType::Shutdown;
@@ -101,6 +109,8 @@ QCborMap toCbor(const ActivationReport& value);
 QCborMap toCbor(const OptimizeRequest& value);
 QCborMap toCbor(const OptimizeResult& value);
 QCborMap toCbor(const ArchiveDiff& value);
+QCborMap toCbor(const SourceInfo& value);
+QCborMap toCbor(const FrameResult& value);
 
 ProbeResult probeResultFromCbor(const QCborMap& map);
 ModelInfo modelInfoFromCbor(const QCborMap& map);
@@ -115,6 +125,9 @@ ActivationReport activationReportFromCbor(const QCborMap& map);
 OptimizeRequest optimizeRequestFromCbor(const QCborMap& map);
 OptimizeResult optimizeResultFromCbor(const QCborMap& map);
 ArchiveDiff archiveDiffFromCbor(const QCborMap& map);
+SourceInfo sourceInfoFromCbor(const QCborMap& map);
+// A frame whose bytes do not match its width and height comes back without them.
+FrameResult frameResultFromCbor(const QCborMap& map);
 
 // A message of the given type with a body, for brevity at call sites.
 Message make(MessageType type, quint64 id, QCborMap body = {});

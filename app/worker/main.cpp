@@ -4,6 +4,7 @@
 // what happened, and starts a new worker.
 //   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include <engine.h>
+#include <frame_source.h>
 #include <process_limits.h>
 #include <protocol.h>
 #include <sandbox.h>
@@ -12,7 +13,10 @@
 #include <QFile>
 #include <QLocalSocket>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <unistd.h>
 
 using namespace scriptscope;
@@ -169,6 +173,17 @@ public:
             }
             return true;
         }
+        case MessageType::SourceOpen:
+            progress(m.id, "opening", str("source"));
+            if (auto error = openSource(str("source"))) {
+                fail(m.id, *error);
+            } else {
+                send(make(MessageType::SourceInfo, m.id, toCbor(source_->info())));
+            }
+            return true;
+        case MessageType::SourceFrame:
+            runFrame(m);
+            return true;
         case MessageType::Shutdown:
             return false;
         default:
@@ -178,8 +193,98 @@ public:
     }
 
 private:
+    // One frame of the open source, run: the frame the index names, or, live, the newest one due
+    // by the source's clock (frames that came while the model ran are dropped and counted).
+    Status openSource(const std::string& text) {
+        source_.reset();
+        sourceText_.clear();
+        auto spec = parseSourceSpec(text);
+        if (!spec) {
+            return spec.error();
+        }
+        auto source = FrameSource::open(*spec);
+        if (!source) {
+            return source.error();
+        }
+        source_ = std::move(source).value();
+        sourceText_ = text;
+        last_ = -1;
+        return std::nullopt;
+    }
+
+    void runFrame(const Message& m) {
+        const std::string text = m.body.value(QLatin1String("source")).toString().toStdString();
+        if (!source_ || text != sourceText_) {
+            if (auto error = openSource(text)) {
+                fail(m.id, *error);
+                return;
+            }
+        }
+        RunRequest request = runRequestFromCbor(m.body.value(QLatin1String("run")).toMap());
+        int64_t index = m.body.value(QLatin1String("index")).toInteger();
+        FrameResult result;
+        if (m.body.value(QLatin1String("live")).toBool()) {
+            const SourceInfo& info = source_->info();
+            if (m.body.value(QLatin1String("restart")).toBool() || last_ < 0) {
+                pacer_.start(info.kind == SourceSpec::Kind::Folder ? 0 : info.fps, index);
+                last_ = index - 1;
+            }
+            index = pacer_.due(last_);
+            if (const double wait = pacer_.waitMs(index); wait > 0) {
+                // Faster than the video: wait for the frame's time rather than play it early.
+                std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(wait));
+            }
+            result.dropped = index - (last_ + 1);
+        }
+        result.index = index;
+        if (source_->atEnd(index)) {
+            // Frames the clock passed on the way to the end were dropped too (not past the end).
+            const int64_t frames = source_->info().frames;
+            result.dropped = frames >= 0 ? std::max<int64_t>(0, frames - (last_ + 1)) : 0;
+            result.end = true;
+            send(make(MessageType::FrameResult, m.id, toCbor(result)));
+            return;
+        }
+        const auto started = std::chrono::steady_clock::now();
+        auto frame = source_->read(index);
+        result.decodeMs =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+        last_ = index;
+        if (!frame) {
+            result.error = frame.error().message;
+            result.end = source_->atEnd(index);
+            send(make(MessageType::FrameResult, m.id, toCbor(result)));
+            return;
+        }
+        cv::Mat bgr = frame->bgr; // the header: the pixels are shared
+        if (!bgr.isContinuous()) {
+            bgr = bgr.clone();
+        }
+        result.name = frame->name;
+        result.width = bgr.cols;
+        result.height = bgr.rows;
+        request.frame = frameView(bgr);
+        if (auto run = session_.run(request)) {
+            result.hasRun = true;
+            result.run = std::move(run).value();
+        } else {
+            result.error = run.error().message;
+        }
+        QCborMap body = toCbor(result);
+        // The pixels go straight from the decoder's buffer into the message.
+        body.insert(QLatin1String("bgr"),
+                    QByteArray::fromRawData(reinterpret_cast<const char*>(bgr.data),
+                                            static_cast<qsizetype>(bgr.total() * bgr.elemSize())));
+        send(make(MessageType::FrameResult, m.id, body));
+    }
+
     QLocalSocket& socket_;
     Session session_;
+    std::unique_ptr<FrameSource> source_;
+    std::string sourceText_;
+    LivePacer pacer_;
+    int64_t last_ = -1;
 };
 
 } // namespace

@@ -88,6 +88,16 @@ struct OutputValue {
     std::vector<OutputValue> children;
 };
 
+// A decoded frame the engine reads an "image:-" input from: 8-bit BGR pixels it does not own.
+struct ImageFrame {
+    const unsigned char* data = nullptr;
+    int width = 0, height = 0;
+    size_t step = 0; // bytes per row
+};
+
+// What an image input reads when its path is "-": the frame a source gives (image:-).
+constexpr const char* kFrameImagePath = "-";
+
 struct RunRequest {
     std::string method = "forward";
     std::vector<InputSpec> inputs;
@@ -101,6 +111,9 @@ struct RunRequest {
     // After the timed iterations, one more run records every operator call (RecordFunction) and
     // attributes its time to the module it ran in.
     bool profile = false;
+    // The current frame of a source, for "image:-" inputs. Not sent over the protocol: the worker
+    // and the CLI decode frames themselves and point here.
+    ImageFrame frame;
 };
 
 struct ModuleTime {
@@ -144,6 +157,45 @@ struct RunResult {
     OutputValue output;
     bool profiled = false;
     RunProfile profile;
+};
+
+// Where the frames of a live demo come from (media/frame_source.h opens it).
+struct SourceSpec {
+    enum class Kind { Folder, Video, Camera };
+    Kind kind = Kind::Video;
+    std::string path; // the folder or the video file; for a camera its device ("/dev/video0")
+    int camera = 0;   // the V4L2 index
+};
+
+struct SourceInfo {
+    SourceSpec::Kind kind = SourceSpec::Kind::Video;
+    std::string path;
+    std::string description;        // "clip.mp4: 96 frames, 640x480 at 12 fps (FFmpeg)"
+    int64_t frames = -1;            // -1: unknown (a camera, or a video without a frame count)
+    double fps = 0;                 // 0: not a timed stream (a folder)
+    int width = 0, height = 0;      // of the first frame, where known
+    std::vector<std::string> files; // a folder's images, in order
+    std::vector<std::string> notes; // files left out, and why
+};
+
+struct CameraInfo {
+    int index = 0;
+    std::string device; // "/dev/video0"
+    std::string name;   // from the driver
+};
+
+// One frame of a source, run: what the worker answers while a source plays.
+struct FrameResult {
+    int64_t index = 0;
+    std::string name;
+    int64_t dropped = 0; // frames that arrived while the model ran, skipped since the last one
+    bool end = false;    // past the last frame: nothing was read
+    int width = 0, height = 0;
+    std::vector<unsigned char> bgr; // the frame as decoded, width x height x 3, to draw over
+    std::string error; // the frame did not decode or the run failed (the source goes on)
+    bool hasRun = false;
+    RunResult run;
+    double decodeMs = 0; // reading and decoding the frame
 };
 
 struct DeviceInfo {

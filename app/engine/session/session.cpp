@@ -573,7 +573,7 @@ Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& mode
         run.descriptions.push_back("from " + request.inputsFile);
     }
     for (const auto& spec : request.inputs) {
-        auto value = buildInput(spec);
+        auto value = buildInput(spec, request.frame.data ? &request.frame : nullptr);
         if (!value) {
             return value.error();
         }

@@ -44,13 +44,28 @@ std::string shortestDouble(double value) {
     return text;
 }
 
-Expected<torch::Tensor> imageTensor(const InputSpec& spec) {
+Expected<torch::Tensor> imageTensor(const InputSpec& spec, const ImageFrame* frame) {
     const ImagePreprocess& p = spec.image;
     cv::Mat image;
-    try {
-        image = cv::imread(spec.path, p.grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
-    } catch (const cv::Exception& error) {
-        return inputError("cannot read the image '" + spec.path + "': " + error.err);
+    if (spec.path == kFrameImagePath) {
+        // A source's frame (image:-): the pixels the caller decoded, read in place.
+        if (!frame || !frame->data) {
+            return inputError("image:- takes each frame of a source (--source VIDEO|FOLDER, or "
+                              "a source played in the Run workspace); this run has none");
+        }
+        const cv::Mat view(frame->height, frame->width, CV_8UC3,
+                           const_cast<unsigned char*>(frame->data), frame->step);
+        if (p.grayscale) {
+            cv::cvtColor(view, image, cv::COLOR_BGR2GRAY);
+        } else {
+            image = view;
+        }
+    } else {
+        try {
+            image = cv::imread(spec.path, p.grayscale ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
+        } catch (const cv::Exception& error) {
+            return inputError("cannot read the image '" + spec.path + "': " + error.err);
+        }
     }
     if (image.empty()) {
         return Error{ErrorKind::File,
@@ -490,7 +505,7 @@ Expected<c10::IValue> conformToType(const c10::IValue& value, const c10::TypePtr
     return mismatch();
 }
 
-Expected<c10::IValue> buildInput(const InputSpec& spec) {
+Expected<c10::IValue> buildInput(const InputSpec& spec, const ImageFrame* frame) {
     try {
         switch (spec.kind) {
         case InputSpec::Kind::Random:
@@ -516,7 +531,7 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
             return c10::IValue(torch::randint(0, high, spec.shape, generator, options));
         }
         case InputSpec::Kind::Image: {
-            auto tensor = imageTensor(spec);
+            auto tensor = imageTensor(spec, frame);
             if (!tensor) {
                 return tensor.error();
             }
@@ -562,7 +577,7 @@ Expected<c10::IValue> buildInput(const InputSpec& spec) {
         case InputSpec::Kind::Dict: {
             std::vector<c10::IValue> elements;
             for (size_t i = 0; i < spec.elements.size(); ++i) {
-                auto element = buildInput(spec.elements[i]);
+                auto element = buildInput(spec.elements[i], frame);
                 if (!element) {
                     Error e = element.error();
                     e.message = (spec.kind == InputSpec::Kind::Dict && i < spec.keys.size()

@@ -16,7 +16,8 @@ std::string dtypeName(c10::ScalarType type); // "float32", as Python prints it w
 Expected<c10::ScalarType> dtypeFromName(const std::string& name);
 
 // Builds one argument. Images are read with OpenCV; files with torch::pickle_load.
-Expected<c10::IValue> buildInput(const InputSpec& spec);
+// frame: what an "image:-" input reads (a source's current frame); nullptr when there is none.
+Expected<c10::IValue> buildInput(const InputSpec& spec, const ImageFrame* frame = nullptr);
 // Reads a torch.save file (zip format) into a value, with the project's own pickle reader (see
 // pickle_value.h). Lists and dicts get their elements' common type (Any when none).
 Expected<c10::IValue> loadValueFile(const std::string& path);
