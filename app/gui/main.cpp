@@ -1,5 +1,6 @@
 // scriptscope: the desktop inspector. With no argument it opens the bundled demo.
 #include <main_window.h>
+#include <run_panel.h>
 #include <worker_client.h>
 
 #include <QApplication>
@@ -59,6 +60,24 @@ int main(int argc, char** argv) {
     QString model = files.isEmpty() ? scriptscope::MainWindow::lastSessionModel() : files.first();
     if (model.isEmpty()) {
         model = demoFile(QStringLiteral("demo_model.pt"));
+    }
+    const QString demoVideo = demoFile(QStringLiteral("demo_video.mp4"));
+    if (QFileInfo::exists(demoVideo)) {
+        window.runPanel()->setDemoVideo(demoVideo);
+    }
+    if (QFileInfo(model).canonicalFilePath() ==
+            QFileInfo(demoFile(QStringLiteral("demo_model.pt"))).canonicalFilePath() &&
+        !parser.isSet(workspace)) {
+        // The demo shows itself working at once: its Run workspace, run on the demo photo (the
+        // page's corners found, the page rectified and its kind said).
+        window.showWorkspace(QStringLiteral("run"));
+        auto* connection = new QMetaObject::Connection;
+        *connection = QObject::connect(&window, &scriptscope::MainWindow::modelShown, &window,
+                                       [&window, connection](const QString&) {
+                                           QObject::disconnect(*connection);
+                                           delete connection;
+                                           window.runPanel()->runOnce();
+                                       });
     }
     window.openFile(model);
     return app.exec();

@@ -236,6 +236,25 @@ quint64 WorkerClient::run(const RunRequest& request) {
                 QStringLiteral("running %1").arg(QString::fromStdString(request.method)));
 }
 
+quint64 WorkerClient::openSource(const QString& source) {
+    return send(MessageType::SourceOpen, QCborMap{{QLatin1String("source"), source}},
+                loadTimeoutMs_, QStringLiteral("opening '%1'").arg(source));
+}
+
+quint64 WorkerClient::runFrame(const QString& source, qint64 index, bool live, bool restart,
+                               const RunRequest& request) {
+    QCborMap body{{QLatin1String("source"), source},
+                  {QLatin1String("index"), index},
+                  {QLatin1String("live"), live},
+                  {QLatin1String("restart"), restart},
+                  {QLatin1String("run"), toCbor(request)}};
+    return send(MessageType::SourceFrame, std::move(body), runTimeoutMs_,
+                QStringLiteral("running %1 on frame %2 of '%3'")
+                    .arg(QString::fromStdString(request.method))
+                    .arg(index + 1)
+                    .arg(source));
+}
+
 quint64 WorkerClient::activations(const ActivationRequest& request) {
     return send(MessageType::Activations, toCbor(request), runTimeoutMs_,
                 QStringLiteral("recording every value of %1")
@@ -335,6 +354,18 @@ void WorkerClient::onReadyRead() {
             const auto result = runResultFromCbor(m.body);
             finishPending();
             Q_EMIT runFinished(m.id, result);
+            break;
+        }
+        case MessageType::SourceInfo: {
+            const auto info = sourceInfoFromCbor(m.body);
+            finishPending();
+            Q_EMIT sourceOpened(m.id, info);
+            break;
+        }
+        case MessageType::FrameResult: {
+            const auto frame = frameResultFromCbor(m.body);
+            finishPending();
+            Q_EMIT frameReady(m.id, frame);
             break;
         }
         case MessageType::DiagramModel: {

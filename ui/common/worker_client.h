@@ -59,6 +59,14 @@ public:
     quint64 optimize(const OptimizeRequest& request);
     // The loaded model against another archive.
     quint64 diff(const QString& path, const QStringList& operatorLibraries = {});
+    // A source of frames (an image folder, a video file, "camera:N"), opened and decoded in the
+    // worker: answered by sourceOpened.
+    quint64 openSource(const QString& source);
+    // One frame of the source run with the request (its image:- input takes the frame): the
+    // frame at index, or live, the newest one due by the source's clock. A newer frame request
+    // replaces a queued one. Answered by frameReady.
+    quint64 runFrame(const QString& source, qint64 index, bool live, bool restart,
+                     const RunRequest& request);
     // The folder the worker may write to (empty before the first worker started).
     QString scratchPath() const;
 
@@ -81,6 +89,8 @@ Q_SIGNALS:
     void activationsReady(quint64 id, const scriptscope::ActivationReport& report);
     void optimized(quint64 id, const scriptscope::OptimizeResult& result);
     void diffReady(quint64 id, const scriptscope::ArchiveDiff& diff);
+    void sourceOpened(quint64 id, const scriptscope::SourceInfo& info);
+    void frameReady(quint64 id, const scriptscope::FrameResult& frame);
     // What the worker can run on, said once by each new worker.
     void devicesKnown(const std::vector<scriptscope::DeviceInfo>& devices,
                       const QString& libtorchVersion);

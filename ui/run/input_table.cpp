@@ -17,13 +17,13 @@
 namespace scriptscope {
 namespace {
 
-struct SourceInfo {
+struct InputSource {
     const char* key;
     const char* label;
     const char* tip;
 };
 
-const SourceInfo kSources[] = {
+const InputSource kSources[] = {
     {"elements", QT_TRANSLATE_NOOP("InputTable", "Elements"),
      QT_TRANSLATE_NOOP("InputTable", "One row per element below, each with its own source")},
     {"image", QT_TRANSLATE_NOOP("InputTable", "Image"),
@@ -320,7 +320,7 @@ void InputTable::fillSources(int tableRow) {
         keys << QStringLiteral("default");
     }
     for (const QString& key : keys) {
-        for (const SourceInfo& s : kSources) {
+        for (const InputSource& s : kSources) {
             if (key == QLatin1String(s.key)) {
                 box->addItem(tr(s.label), key);
                 if (*s.tip) {

@@ -305,6 +305,18 @@ const RunRecord& RunHistoryModel::add(const RunResult& result) {
     return runs_.back();
 }
 
+const RunRecord& RunHistoryModel::replaceLast(const RunResult& result, const QString& label) {
+    if (runs_.empty()) {
+        add(result);
+    }
+    RunRecord& record = runs_.back();
+    record.result = result;
+    record.label = tr("#%1 %2").arg(record.number).arg(label);
+    const int row = static_cast<int>(runs_.size()) - 1;
+    Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    return record;
+}
+
 void RunHistoryModel::clear() {
     beginResetModel();
     runs_.clear();

@@ -132,6 +132,8 @@ public:
     };
     explicit RunHistoryModel(QObject* parent = nullptr);
     const RunRecord& add(const RunResult& result);
+    // Replaces the last run's result (a playing source's one growing record, a sample per frame).
+    const RunRecord& replaceLast(const RunResult& result, const QString& label);
     void clear();
     const std::vector<RunRecord>& runs() const { return runs_; }
     QString toCsv() const; // every sample of every run

@@ -10,6 +10,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <QAction>
 #include <QCborValue>
 #include <QCheckBox>
 #include <QComboBox>
@@ -76,6 +77,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     task_->addItem(tr("Detection"), QStringLiteral("detection"));
     task_->addItem(tr("Segmentation"), QStringLiteral("segmentation"));
     task_->addItem(tr("Classification"), QStringLiteral("classification"));
+    task_->addItem(tr("Page (corners, rectified page, kind)"), QStringLiteral("page"));
     task_->addItem(tr("None"), QStringLiteral("none"));
     task_->setToolTip(tr("What the output is; Auto recognises torchvision's detections, "
                          "N x C x H x W segmentations and N x K scores (remembered per model)"));
@@ -92,6 +94,13 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
     resultBar->addWidget(threshold_);
     resultBar->addWidget(thresholdText_);
+    resultBar->addSeparator();
+    useCorners_ = resultBar->addAction(tr("Use the Model's Corners in the Warp Editor"));
+    useCorners_->setObjectName(QStringLiteral("useModelCorners"));
+    useCorners_->setToolTip(tr("The warp editor's handles go on the page's corners as the model "
+                               "found them, so its warp can be compared with one tuned by hand"));
+    useCorners_->setEnabled(false);
+    connect(useCorners_, &QAction::triggered, this, [this]() { Q_EMIT useCornersRequested(); });
     taskSummary_ = new QLabel(resultPage);
     taskSummary_->setObjectName(QStringLiteral("taskSummary"));
     taskSummary_->setWordWrap(true);
@@ -269,6 +278,13 @@ void OutputPanel::showResult(const RunResult& result) {
 
 void OutputPanel::setInputImage(const QString& path, const QSize& size) {
     inputImage_ = path;
+    inputFrame_.release();
+    inputSize_ = size;
+}
+
+void OutputPanel::setInputFrame(const cv::Mat& bgr, const QSize& size) {
+    inputImage_.clear();
+    inputFrame_ = bgr.clone();
     inputSize_ = size;
 }
 
@@ -302,6 +318,8 @@ void OutputPanel::showTask() {
         taskSummary_->setText(tr("Run the model: a detector's boxes, a segmentation or a "
                                  "classifier's top-k are drawn here over the image input."));
         resultView_->setImage({});
+        pageCorners_.clear();
+        useCorners_->setEnabled(false);
         return;
     }
     auto toLabels = [](const QString& name, const QStringList& names) {
@@ -320,6 +338,10 @@ void OutputPanel::showTask() {
     options.archiveLabels = archiveLabels_.isEmpty() ? nullptr : &archive;
     const TaskResult result = interpretOutput(last_->output, options);
     threshold_->setEnabled(result.kind == TaskKind::Detection);
+    pageCorners_ =
+        result.kind == TaskKind::Page ? result.corners : std::vector<std::pair<double, double>>();
+    pageSize_ = QSize(result.pageWidth, result.pageHeight);
+    useCorners_->setEnabled(pageCorners_.size() == 4);
     QString summary = QString::fromStdString(result.summary);
     if (!result.labelSet.empty()) {
         summary += tr(" \u00b7 names: %1").arg(QString::fromStdString(result.labelSet));
@@ -333,8 +355,10 @@ void OutputPanel::showTask() {
     }
     // The image the model saw, drawn on by the engine's renderer (as the CLI's --render).
     cv::Mat image;
-    if (!inputImage_.isEmpty()) {
-        image = cv::imread(inputImage_.toStdString(), cv::IMREAD_COLOR);
+    rendered_.release();
+    if (!inputImage_.isEmpty() || !inputFrame_.empty()) {
+        image = inputFrame_.empty() ? cv::imread(inputImage_.toStdString(), cv::IMREAD_COLOR)
+                                    : inputFrame_;
         if (!image.empty() && inputSize_.width() > 0 && inputSize_.height() > 0 &&
             (image.cols != inputSize_.width() || image.rows != inputSize_.height())) {
             cv::resize(image, image, {inputSize_.width(), inputSize_.height()}, 0, 0,
@@ -353,9 +377,10 @@ void OutputPanel::showTask() {
     render.scoreThreshold = threshold_->value() / 100.0;
     cv::Mat drawn;
     try {
-        drawn = renderTask(image, result, render);
-        cv::cvtColor(drawn, drawn, cv::COLOR_BGR2RGB);
+        rendered_ = renderTask(image, result, render);
+        cv::cvtColor(rendered_, drawn, cv::COLOR_BGR2RGB);
     } catch (const cv::Exception& error) {
+        rendered_.release();
         taskSummary_->setText(
             summary + tr(" \u00b7 cannot draw it: %1").arg(QString::fromStdString(error.msg)));
         resultView_->setImage({});
@@ -377,7 +402,11 @@ void OutputPanel::clear(const std::string& modelPath) {
     last_.reset();
     taskShownForModel_ = false;
     archiveLabels_.clear();
+    pageCorners_.clear();
+    useCorners_->setEnabled(false);
     inputImage_.clear();
+    inputFrame_.release();
+    rendered_.release();
     task_->setCurrentIndex(std::max(
         0, task_->findData(QSettings()
                                .value(QStringLiteral("task/") + QString::fromStdString(modelPath),

@@ -7,6 +7,8 @@
 
 #include <run_types.h>
 
+#include <opencv2/core.hpp>
+
 #include <QSplitter>
 
 #include <optional>
@@ -19,6 +21,8 @@ class QSpinBox;
 class QTabWidget;
 class QTableView;
 class QTreeView;
+
+class QAction;
 
 namespace scriptscope {
 
@@ -53,6 +57,12 @@ public:
     // The image input of the run about to be shown (its file, and the size it was resized to;
     // empty: none), and the model's own labels (its labels.txt extra file).
     void setInputImage(const QString& path, const QSize& size);
+    // A source's frame (8-bit BGR) instead of an image file, scaled to size when it is given.
+    void setInputFrame(const cv::Mat& bgr, const QSize& size);
+    // The Result page's last picture, 8-bit BGR (what recording writes); empty when none.
+    const cv::Mat& renderedFrame() const { return rendered_; }
+    // The source's frame the result is drawn over (empty for an image file).
+    const cv::Mat& inputFrame() const { return inputFrame_; }
     void setArchiveLabels(const QStringList& labels);
     // The task the output is drawn as ("auto", "detection", ... as task_result.h names them);
     // remembered per model.
@@ -63,8 +73,16 @@ public:
     OutputImageView* resultView() const { return resultView_; }
     QTabWidget* pages() const { return outputPages_; }
 
+    // The last page result's corners (TL, TR, BR, BL) in pixels of the image drawn over, and
+    // the size of the page the model rectified; empty when the result is no page.
+    const std::vector<std::pair<double, double>>& pageCorners() const { return pageCorners_; }
+    QSize pageSize() const { return pageSize_; }
+    QAction* useCornersAction() const { return useCorners_; }
+
 Q_SIGNALS:
     void problem(const QString& message);
+    // "Use the model's corners": the warp editor takes them as its handles.
+    void useCornersRequested();
 
 private:
     void showOutput(const QModelIndex& index);
@@ -98,7 +116,12 @@ private:
     QSlider* threshold_ = nullptr;
     QLabel* thresholdText_ = nullptr;
     QLabel* taskSummary_ = nullptr;
+    std::vector<std::pair<double, double>> pageCorners_;
+    QSize pageSize_;
+    QAction* useCorners_ = nullptr;
     QString inputImage_;
+    cv::Mat inputFrame_;
+    cv::Mat rendered_;
     QSize inputSize_;
     QStringList archiveLabels_;
     bool taskShownForModel_ = false;

@@ -1,5 +1,6 @@
 #include "run_panel.h"
 
+#include "frame_player.h"
 #include "input_table.h"
 #include "output_panel.h"
 #include "output_view.h"
@@ -10,7 +11,10 @@
 #include <format.h>
 #include <input_spec.h>
 #include <protocol.h>
+#include <stats.h>
 #include <task_result.h>
+
+#include <opencv2/core.hpp>
 
 #include <QCborValue>
 #include <QCheckBox>
@@ -157,6 +161,20 @@ void RunPanel::buildUi() {
     inputsLayout->addWidget(hint);
     settingsLayout->addWidget(inputsBox);
 
+    player_ = new FramePlayer(
+        worker_, [this](QString* why) { return buildRequest(why); }, settingsPanel);
+    settingsLayout->addWidget(player_);
+    connect(player_, &FramePlayer::frameShown, this,
+            [this](const FrameResult& frame) { showFrame(frame); });
+    connect(player_, &FramePlayer::problem, this,
+            [this](const QString& why) { showStatus(why, true); });
+    connect(player_, &FramePlayer::playingChanged, this, [this](bool playing) {
+        if (playing) {
+            setContinuous(false);
+            liveRecord_ = false; // each play gets its own record in the history
+        }
+    });
+
     auto* imageBox = new QGroupBox(tr("Image preprocessing"), settingsPanel);
     auto* imageForm = new QFormLayout(imageBox);
     imageSize_ = new QLineEdit(imageBox);
@@ -265,6 +283,7 @@ void RunPanel::buildUi() {
     outputs_ = new OutputPanel(results);
     connect(outputs_, &OutputPanel::problem, this,
             [this](const QString& why) { showStatus(why, true); });
+    connect(outputs_, &OutputPanel::useCornersRequested, this, [this]() { useModelCorners(); });
 
     auto* bottom = new QTabWidget(results);
     auto* timingPage = new QWidget(bottom);
@@ -442,6 +461,9 @@ void RunPanel::setModel(const ModelInfo& model) {
 
 void RunPanel::clearResults() {
     // What belongs to the previous model goes; the run history stays, each run with its model.
+    // A playing source stops (it stays open: the next model may be shown the same video).
+    player_->setPlaying(false);
+    liveRecord_ = false;
     last_.reset();
     running_.reset();
     outputs_->clear(model_.path);
@@ -555,6 +577,7 @@ void RunPanel::runOnce() {
     }
     saveSettings();
     running_ = *request;
+    liveRecord_ = false;
     request_ = worker_->run(*request);
     cancel_->setEnabled(true);
     run_->setEnabled(false);
@@ -671,6 +694,108 @@ void RunPanel::showResult(const RunResult& result) {
     showStatus(tr("Run %1: p50 %2 ms on %3")
                    .arg(record.number)
                    .arg(s.p50, 0, 'f', 3)
+                   .arg(QString::fromStdString(result.device)),
+               false);
+    Q_EMIT runShown(result);
+}
+
+bool RunPanel::useModelCorners() {
+    const auto& corners = outputs_->pageCorners();
+    if (!warpEditor_ || corners.size() != 4) {
+        return false;
+    }
+    // The corners are in pixels of the picture the model saw; the warp editor's image is the
+    // frame it came from (put there) or the image file at its own size.
+    const cv::Mat& frame = outputs_->inputFrame();
+    if (!frame.empty()) {
+        const QImage image(frame.data, frame.cols, frame.rows, static_cast<qsizetype>(frame.step),
+                           QImage::Format_BGR888);
+        warpEditor_->setImage(image.copy());
+    }
+    const cv::Mat& drawn = outputs_->renderedFrame();
+    const QImage& source = warpEditor_->sourceImage();
+    const double sx = drawn.cols > 0 && !source.isNull() ? double(source.width()) / drawn.cols : 1;
+    const double sy = drawn.rows > 0 && !source.isNull() ? double(source.height()) / drawn.rows : 1;
+    Quad quad;
+    for (size_t i = 0; i < 4; ++i) {
+        quad[i] = Point{corners[i].first * sx, corners[i].second * sy};
+    }
+    const QSize page = outputs_->pageSize().isEmpty() ? QSize(200, 280) : outputs_->pageSize();
+    if (!warpEditor_->placeSourceQuad(quad, page.width(), page.height(),
+                                      tr("Use the Model's Corners"))) {
+        showStatus(tr("The model's corners cannot be a warp: %1").arg(warpEditor_->message()),
+                   true);
+        return false;
+    }
+    showStatus(tr("The warp editor's handles are on the model's corners (Warp workspace): drag "
+                  "them to compare, and run classify_page with the warp input to see the kind"),
+               false);
+    Q_EMIT modelCornersUsed();
+    return true;
+}
+
+void RunPanel::setDemoVideo(const QString& path) {
+    player_->setDemoVideo(path);
+}
+
+void RunPanel::showFrame(const FrameResult& frame) {
+    const RunResult& result = frame.run;
+    last_ = result;
+    const double ms = result.samplesMs.empty() ? 0 : result.samplesMs.front();
+    if (!liveRecord_ || liveRun_.model != result.model || liveRun_.device != result.device ||
+        liveRun_.method != result.method) {
+        liveRun_ = result;
+        liveRun_.output = {};
+        liveRun_.samplesMs.clear();
+        history_->add(liveRun_);
+        liveRecord_ = true;
+    }
+    liveRun_.samplesMs.push_back(ms);
+    constexpr size_t kKeptSamples = 20000;
+    if (liveRun_.samplesMs.size() > kKeptSamples) {
+        liveRun_.samplesMs.erase(liveRun_.samplesMs.begin());
+    }
+    liveRun_.stats = computeStats(liveRun_.samplesMs);
+    const QString source = QFileInfo(player_->source()).fileName();
+    history_->replaceLast(liveRun_,
+                          tr("%1 · %2 · %3 frames of %4")
+                              .arg(QFileInfo(QString::fromStdString(result.model)).fileName(),
+                                   QString::fromStdString(result.device))
+                              .arg(liveRun_.samplesMs.size())
+                              .arg(source.isEmpty() ? player_->source() : source));
+    plot_->setRuns(history_->runs());
+    const TimingStats& s = liveRun_.stats;
+    const SourceInfo& info = player_->info();
+    const QString frameText = info.frames > 0
+                                  ? tr("frame %1/%2").arg(frame.index + 1).arg(info.frames)
+                                  : tr("frame %1").arg(frame.index + 1);
+    const QStringList overlay = {
+        QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
+                                      QString::fromStdString(result.deviceName)),
+        tr("%1 · this frame %2 ms · p50 %3 ms")
+            .arg(frameText)
+            .arg(ms, 0, 'f', 2)
+            .arg(s.p50, 0, 'f', 2),
+        tr("%1 fps shown · %2 dropped%3")
+            .arg(player_->shownFps(), 0, 'f', 1)
+            .arg(player_->droppedFrames())
+            .arg(player_->recording() ? tr(" · ● recording") : QString())};
+    outputs_->imageView()->setOverlay(overlay);
+    outputs_->resultView()->setOverlay(overlay);
+    QString why;
+    const auto request = buildRequest(&why);
+    const InputSpec* spec = request ? firstImageInput(request->inputs) : nullptr;
+    const cv::Mat bgr(frame.height, frame.width, CV_8UC3,
+                      const_cast<unsigned char*>(frame.bgr.data()));
+    outputs_->setInputFrame(bgr, spec ? QSize(spec->image.width, spec->image.height) : QSize());
+    outputs_->showResult(result);
+    if (player_->recording()) {
+        player_->record(outputs_->renderedFrame().empty() ? bgr : outputs_->renderedFrame(),
+                        frame.dropped);
+    }
+    showStatus(tr("%1 (%2): %3 ms on %4")
+                   .arg(QString::fromStdString(frame.name), frameText)
+                   .arg(ms, 0, 'f', 2)
                    .arg(QString::fromStdString(result.device)),
                false);
     Q_EMIT runShown(result);

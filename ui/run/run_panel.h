@@ -27,6 +27,7 @@ class QTreeView;
 
 namespace scriptscope {
 
+class FramePlayer;
 class InputTable;
 class OutputImageView;
 class OutputPanel;
@@ -60,6 +61,12 @@ public:
     QSpinBox* warmupBox() const { return warmup_; }
     QCheckBox* profileBox() const { return profile_; }
     QCheckBox* liveBox() const { return live_; }
+    FramePlayer* framePlayer() const { return player_; }
+    // The last page result's corners become the warp editor's handles ("use the model's
+    // corners"); false when there is none or they cannot be a warp.
+    bool useModelCorners();
+    // The bundled demo video, offered among the frame sources.
+    void setDemoVideo(const QString& path);
     QString deviceNote() const;
     QString statusText() const;
     OutputPanel* outputs() const { return outputs_; }
@@ -84,6 +91,7 @@ Q_SIGNALS:
     void runShown(const scriptscope::RunResult& result);
     void runFailed(const QString& message);
     void profileReady(const scriptscope::RunProfile& profile);
+    void modelCornersUsed();
 
 private:
     void buildUi();
@@ -91,6 +99,7 @@ private:
     void fillInputs();
     void showDevices(const std::vector<DeviceInfo>& devices);
     void showResult(const RunResult& result);
+    void showFrame(const FrameResult& frame);
     void showStatus(const QString& text, bool problem);
     void saveSettings() const;
     void clearResults();
@@ -106,11 +115,15 @@ private:
     bool continuous_ = false;
     std::optional<RunResult> last_;
     std::optional<RunRequest> running_; // the request of the run in flight (or last shown)
+    // A playing source's record in the history: one sample per frame.
+    RunResult liveRun_;
+    bool liveRecord_ = false;
 
     QComboBox* method_ = nullptr;
     QComboBox* device_ = nullptr;
     QLabel* deviceNote_ = nullptr;
     InputTable* inputs_ = nullptr;
+    FramePlayer* player_ = nullptr;
     QLineEdit* imageSize_ = nullptr;
     QComboBox* imageOrder_ = nullptr;
     QComboBox* imageLayout_ = nullptr;

@@ -206,6 +206,25 @@ void WarpEditor::buildUi() {
     updateFields(state_);
 }
 
+bool WarpEditor::placeSourceQuad(const Quad& corners, int width, int height,
+                                 const QString& undoText) {
+    if (width <= 0 || height <= 0) {
+        return false;
+    }
+    const auto matrix = homographyBetween(corners, imageCorners(width, height));
+    if (!matrix) {
+        setMessage(tr("Not applied: %1").arg(QString::fromStdString(matrix.error().message)), true);
+        return false;
+    }
+    WarpState next = state_;
+    next.matrix = *matrix;
+    next.mode = WarpMode::PlaceSource;
+    next.outputSize = OutputSize::Custom;
+    next.outputWidth = width;
+    next.outputHeight = height;
+    return applyState(next, undoText); // a custom size: the page's, not fitted from the view
+}
+
 bool WarpEditor::applyState(const WarpState& wanted, const QString& undoText) {
     if (source_.isNull()) {
         setMessage(tr("Open an image first"), true);

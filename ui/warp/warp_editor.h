@@ -46,6 +46,11 @@ public:
     bool applyState(const WarpState& state, const QString& undoText);
     bool setMatrix(const Homography& matrix, const QString& undoText = {});
 
+    // Rectifies a quad of the source: the handles go on its corners (top-left, top-right,
+    // bottom-right, bottom-left, in source pixels), which map to the corners of a width x height
+    // output. Undoable; refused (with the reason shown) for a quad that cannot be a warp's.
+    bool placeSourceQuad(const Quad& corners, int width, int height, const QString& undoText);
+
     bool loadMatrix(const QString& path);
     bool saveMatrix(const QString& path);
     // Writes the warped image at full resolution (when the render is done: asynchronous).
