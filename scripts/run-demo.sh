@@ -15,5 +15,9 @@ set -x
 "$cli" info "$model"
 "$cli" tree "$model"
 "$cli" code "$model"
-"$cli" run "$model" --input image:resources/demo.png --input matrix:resources/demo_warp.npy --warmup 3 --iters 20
+"$cli" run "$model" --input image:resources/demo.png --warmup 3 --iters 20 --render build/demo_result.png
+"$cli" run "$model" --method classify_page --input image:resources/demo.png \
+    --input matrix:resources/demo_warp.npy --iters 5
+"$cli" run "$model" --source resources/demo_video.mp4 --input image:- \
+    --render build/demo_video_annotated.mp4
 "$cli" warp resources/demo.png --matrix resources/demo_warp.npy --size 200x280 -o build/demo_page.png
