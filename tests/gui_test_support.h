@@ -8,6 +8,7 @@
 #include <module_tree_model.h>
 
 #include <QDir>
+#include <QPalette>
 
 #include <QLabel>
 #include <QLineEdit>
@@ -22,6 +23,21 @@
 #include <functional>
 
 namespace scriptscope::test {
+
+// A dark palette, for the screenshots in a dark theme.
+inline QPalette darkPalette() {
+    QPalette p;
+    p.setColor(QPalette::Window, QColor(37, 37, 38));
+    p.setColor(QPalette::WindowText, QColor(230, 230, 230));
+    p.setColor(QPalette::Base, QColor(30, 30, 30));
+    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+    p.setColor(QPalette::Text, QColor(230, 230, 230));
+    p.setColor(QPalette::Button, QColor(45, 45, 48));
+    p.setColor(QPalette::ButtonText, QColor(230, 230, 230));
+    p.setColor(QPalette::Highlight, QColor(38, 79, 120));
+    p.setColor(QPalette::HighlightedText, QColor(255, 255, 255));
+    return p;
+}
 
 inline void saveScreenshot(QWidget* widget, const QString& name) {
     const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);

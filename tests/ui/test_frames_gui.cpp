@@ -14,6 +14,7 @@
 #include <warp_editor.h>
 #include <worker_client.h>
 
+#include <QApplication>
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
@@ -200,6 +201,18 @@ private Q_SLOTS:
         QVERIFY(run_->outputs()->imageView() != nullptr);
     }
 
+    void aCorruptVideoIsAMessageAndTheWindowGoesOn() {
+        QSignalSpy problems(player_, &FramePlayer::problem);
+        player_->openSource(sources("corrupt.mp4"));
+        QVERIFY(QTest::qWaitFor([&]() { return !problems.isEmpty(); }, 120000));
+        QVERIFY(!problems.first().first().toString().isEmpty());
+        QVERIFY(!player_->playing());
+        // The worker and the window are fine: the next source plays.
+        player_->openSource(sources("clip.mp4"));
+        QVERIFY(waitForFrame());
+        QCOMPARE(player_->currentIndex(), qint64{0});
+    }
+
     void aMissingCameraIsExplained() {
         if (!listCameras().empty()) {
             QSKIP("this machine has a camera");
@@ -214,6 +227,17 @@ private Q_SLOTS:
         QCOMPARE(problems.count(), 1);
         QCOMPARE(problems.first().first().toString(), QString::fromStdString(noCameraMessage()));
         QVERIFY(!player_->active());
+    }
+
+    void theDemoInADarkTheme() {
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(scriptscope::test::darkPalette());
+        QSignalSpy shown(run_, &RunPanel::runShown);
+        run_->runOnce();
+        QVERIFY(QTest::qWaitFor([&]() { return !shown.isEmpty(); }, 120000));
+        QTest::qWait(100);
+        saveScreenshot(window_, QStringLiteral("demo-page-result-dark"));
+        QApplication::setPalette(light);
     }
 
     void theNextModelShowsNoneOfIt() {

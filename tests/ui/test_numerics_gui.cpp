@@ -45,20 +45,6 @@ QString fx(const std::string& name) {
     return QString::fromStdString(fixture(name));
 }
 
-QPalette darkPalette() {
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(37, 37, 38));
-    p.setColor(QPalette::WindowText, QColor(230, 230, 230));
-    p.setColor(QPalette::Base, QColor(30, 30, 30));
-    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
-    p.setColor(QPalette::Text, QColor(230, 230, 230));
-    p.setColor(QPalette::Button, QColor(45, 45, 48));
-    p.setColor(QPalette::ButtonText, QColor(230, 230, 230));
-    p.setColor(QPalette::Highlight, QColor(38, 79, 120));
-    p.setColor(QPalette::HighlightedText, QColor(255, 255, 255));
-    return p;
-}
-
 } // namespace
 
 class TestNumericsGui : public QObject {
@@ -313,7 +299,7 @@ private Q_SLOTS:
 
     void darkTheme() {
         const QPalette light = QApplication::palette();
-        QApplication::setPalette(darkPalette());
+        QApplication::setPalette(scriptscope::test::darkPalette());
         QVERIFY(open(fx("nan_nested.pt")));
         window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
         showNumerics(0);

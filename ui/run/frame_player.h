@@ -53,6 +53,8 @@ public:
     void showFrame(qint64 index);
     void setPlaying(bool on);
     bool playing() const { return playing_; }
+    // A source being opened or a frame being run in the worker.
+    bool busy() const { return openRequest_ != 0 || frameRequest_ != 0; }
     void setInterval(int milliseconds); // between a folder's images when playing
 
     // Writes every frame drawn from now on (record()) to a video file.

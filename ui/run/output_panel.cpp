@@ -77,7 +77,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     task_->addItem(tr("Detection"), QStringLiteral("detection"));
     task_->addItem(tr("Segmentation"), QStringLiteral("segmentation"));
     task_->addItem(tr("Classification"), QStringLiteral("classification"));
-    task_->addItem(tr("Page (corners, rectified page, kind)"), QStringLiteral("page"));
+    task_->addItem(tr("Page"), QStringLiteral("page"));
     task_->addItem(tr("None"), QStringLiteral("none"));
     task_->setToolTip(tr("What the output is; Auto recognises torchvision's detections, "
                          "N x C x H x W segmentations and N x K scores (remembered per model)"));
@@ -95,10 +95,11 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultBar->addWidget(threshold_);
     resultBar->addWidget(thresholdText_);
     resultBar->addSeparator();
-    useCorners_ = resultBar->addAction(tr("Use the Model's Corners in the Warp Editor"));
+    useCorners_ = resultBar->addAction(tr("Corners to Warp Editor"));
     useCorners_->setObjectName(QStringLiteral("useModelCorners"));
-    useCorners_->setToolTip(tr("The warp editor's handles go on the page's corners as the model "
-                               "found them, so its warp can be compared with one tuned by hand"));
+    useCorners_->setToolTip(tr(
+        "Use the model's corners: the warp editor's handles go on the page's corners as the model "
+        "found them, so its warp can be compared with one tuned by hand"));
     useCorners_->setEnabled(false);
     connect(useCorners_, &QAction::triggered, this, [this]() { Q_EMIT useCornersRequested(); });
     taskSummary_ = new QLabel(resultPage);

@@ -173,6 +173,7 @@ void RunPanel::buildUi() {
             setContinuous(false);
             liveRecord_ = false; // each play gets its own record in the history
         }
+        cancel_->setEnabled(playing || request_ != 0);
     });
 
     auto* imageBox = new QGroupBox(tr("Image preprocessing"), settingsPanel);
@@ -602,8 +603,10 @@ void RunPanel::setContinuous(bool on) {
 
 void RunPanel::cancel() {
     setContinuous(false);
-    if (request_ != 0) {
-        worker_->cancel();
+    const bool frameInFlight = player_->busy();
+    player_->setPlaying(false);
+    if (request_ != 0 || frameInFlight) {
+        worker_->cancel(); // ends the worker: a frame that hangs stops here too
     }
 }
 
@@ -612,7 +615,7 @@ void RunPanel::showStatus(const QString& text, bool problem) {
     status_->setStyleSheet(problem ? QStringLiteral("color: #c62828; font-weight: bold;")
                                    : QString());
     if (request_ == 0) {
-        cancel_->setEnabled(false);
+        cancel_->setEnabled(player_->playing()); // Cancel also stops a playing source
         run_->setEnabled(true);
     }
 }
