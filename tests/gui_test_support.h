@@ -6,6 +6,7 @@
 #include <main_window.h>
 #include <model_workspace.h>
 #include <module_tree_model.h>
+#include <worker_client.h>
 
 #include <QDir>
 #include <QPalette>
@@ -13,8 +14,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QString>
 #include <QTabWidget>
 #include <QTest>
@@ -37,6 +40,22 @@ inline QPalette darkPalette() {
     p.setColor(QPalette::Highlight, QColor(38, 79, 120));
     p.setColor(QPalette::HighlightedText, QColor(255, 255, 255));
     return p;
+}
+
+// A window on a real worker, as a GUI test starts it: a clean test profile of settings, and the
+// size SCRIPTSCOPE_SCREENSHOT_SIZE gives (default 1280x800) to look at others (1920x1080).
+inline MainWindow* openTestWindow(QObject* owner, WorkerClient** worker) {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    *worker = new WorkerClient(owner);
+    (*worker)->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
+    auto* window = new MainWindow(*worker);
+    const QStringList size =
+        qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
+            .split(QLatin1Char('x'));
+    window->resize(size.value(0).toInt(), size.value(1).toInt());
+    window->show();
+    return window;
 }
 
 inline void saveScreenshot(QWidget* widget, const QString& name) {

@@ -3,7 +3,9 @@
 
 #include <QByteArray>
 #include <QFile>
+#include <QProcess>
 #include <QString>
+#include <QStringList>
 #include <QTest>
 
 #include <string>
@@ -12,6 +14,28 @@ namespace scriptscope::test {
 
 inline std::string fixture(const std::string& name) {
     return std::string(SCRIPTSCOPE_FIXTURES_DIR) + "/" + name;
+}
+
+struct ProgramResult {
+    int exitCode = -1; // -1: it crashed; -2: it did not finish in time (and was killed)
+    std::string out;
+    std::string err;
+};
+
+inline ProgramResult runProgram(const QString& program, const QStringList& arguments,
+                                int timeoutMs = 120000) {
+    QProcess process;
+    process.start(program, arguments);
+    if (!process.waitForFinished(timeoutMs)) {
+        process.kill();
+        process.waitForFinished();
+        return {-2, {}, "did not finish"};
+    }
+    ProgramResult r;
+    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    r.out = process.readAllStandardOutput().toStdString();
+    r.err = process.readAllStandardError().toStdString();
+    return r;
 }
 
 inline std::string readText(const std::string& path) {

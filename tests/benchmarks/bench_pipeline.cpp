@@ -7,6 +7,7 @@
 //    classes), classification and a page (target: at most 2 ms each).
 //   bench_pipeline ARCHIVE   (ResNet-18 from scripts/bench.sh)
 #include "bench_support.h"
+#include "bench_worker.h"
 
 #include <frame_player.h>
 #include <run_panel.h>
@@ -17,7 +18,6 @@
 
 #include <QApplication>
 #include <QDir>
-#include <QEventLoop>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -167,20 +167,8 @@ int main(int argc, char** argv) {
     WorkerClient worker;
     worker.setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
     RunPanel panel(&worker, nullptr);
-    std::optional<ModelInfo> model;
-    QEventLoop waitForLoad;
-    QObject::connect(&worker, &WorkerClient::loaded, [&](quint64, const ModelInfo& info) {
-        model = info;
-        waitForLoad.quit();
-    });
-    QObject::connect(&worker, &WorkerClient::failed, [&](quint64, const Error& error) {
-        std::fprintf(stderr, "%s\n", error.message.c_str());
-        waitForLoad.quit();
-    });
-    worker.load(archive);
-    waitForLoad.exec();
+    const auto model = loadInWorker(worker, archive);
     if (!model) {
-        std::fprintf(stderr, "the archive did not load\n");
         return 1;
     }
     panel.setModel(*model);

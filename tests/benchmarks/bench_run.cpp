@@ -5,6 +5,8 @@
 //  - the profiled run's wall time against the plain p50 (the profiling overhead), and plain runs
 //    before and after profiled ones (profiling leaves no cost behind).
 //   bench_run ARCHIVE   (ResNet-18 from scripts/bench.sh)
+#include "bench_worker.h"
+
 #include <run_panel.h>
 #include <worker_client.h>
 
@@ -46,20 +48,8 @@ int main(int argc, char** argv) {
     WorkerClient worker;
     worker.setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
     RunPanel panel(&worker, nullptr);
-    std::optional<ModelInfo> model;
-    QEventLoop waitForLoad;
-    QObject::connect(&worker, &WorkerClient::loaded, [&](quint64, const ModelInfo& info) {
-        model = info;
-        waitForLoad.quit();
-    });
-    QObject::connect(&worker, &WorkerClient::failed, [&](quint64, const Error& error) {
-        std::fprintf(stderr, "%s\n", error.message.c_str());
-        waitForLoad.quit();
-    });
-    worker.load(archive);
-    waitForLoad.exec();
+    const auto model = bench::loadInWorker(worker, archive);
     if (!model) {
-        std::fprintf(stderr, "the archive did not load\n");
         return 1;
     }
     panel.setModel(*model);

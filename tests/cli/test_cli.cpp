@@ -25,26 +25,8 @@ using scriptscope::test::readText;
 
 namespace {
 
-struct Result {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-Result runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 120000) {
-    QProcess process;
-    process.start(program, arguments);
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return {-2, {}, "did not finish"};
-    }
-    Result r;
-    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.out = process.readAllStandardOutput().toStdString();
-    r.err = process.readAllStandardError().toStdString();
-    return r;
-}
+using Result = scriptscope::test::ProgramResult;
+using scriptscope::test::runProgram;
 
 Result cli(const QStringList& arguments, int timeoutMs = 120000) {
     return runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments, timeoutMs);

@@ -24,25 +24,8 @@ using scriptscope::test::fixture;
 
 namespace {
 
-struct Result {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-Result cli(const QStringList& arguments, int timeoutMs = 240000) {
-    QProcess process;
-    process.start(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments);
-    if (!process.waitForFinished(timeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        return {-2, {}, "did not finish"};
-    }
-    Result r;
-    r.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.out = process.readAllStandardOutput().toStdString();
-    r.err = process.readAllStandardError().toStdString();
-    return r;
+test::ProgramResult cli(const QStringList& arguments) {
+    return test::runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments, 240000);
 }
 
 QString sources(const char* name) {
@@ -301,7 +284,7 @@ private Q_SLOTS:
     void cliRendersEveryFrameOfAVideo() {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("annotated.mp4"));
-        const Result r =
+        const auto r =
             cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"), sources("clip.mp4"),
                  QStringLiteral("--input"), QStringLiteral("image:-"), QStringLiteral("--render"),
                  out, QStringLiteral("--json")});
@@ -336,7 +319,7 @@ private Q_SLOTS:
     void cliFolderSkipsTheUnreadableImageAndGoesOn() {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("pages"));
-        const Result r =
+        const auto r =
             cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"), sources("folder"),
                  QStringLiteral("--input"), QStringLiteral("image:-,size=640x480"),
                  QStringLiteral("--render"), out});
@@ -353,25 +336,25 @@ private Q_SLOTS:
     }
 
     void cliSourceRefusalsSayWhy() {
-        const Result noFrameInput =
+        const auto noFrameInput =
             cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"), sources("clip.mp4"),
                  QStringLiteral("--input"), QStringLiteral("random:1x3x480x640")});
         QCOMPARE(noFrameInput.exitCode, 1);
         QVERIFY2(noFrameInput.err.find("image:-") != std::string::npos, noFrameInput.err.c_str());
-        const Result corrupt =
+        const auto corrupt =
             cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"), sources("corrupt.mp4"),
                  QStringLiteral("--input"), QStringLiteral("image:-")});
         QCOMPARE(corrupt.exitCode, 1);
         QVERIFY2(!corrupt.err.empty(), corrupt.out.c_str());
-        const Result frameWithoutSource = cli(
+        const auto frameWithoutSource = cli(
             {QStringLiteral("run"), kDemo, QStringLiteral("--input"), QStringLiteral("image:-")});
         QCOMPARE(frameWithoutSource.exitCode, 1);
         QVERIFY2(frameWithoutSource.err.find("takes each frame of a source") != std::string::npos,
                  frameWithoutSource.err.c_str());
         if (listCameras().empty()) {
-            const Result camera = cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"),
-                                       QStringLiteral("camera:0"), QStringLiteral("--input"),
-                                       QStringLiteral("image:-")});
+            const auto camera = cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"),
+                                     QStringLiteral("camera:0"), QStringLiteral("--input"),
+                                     QStringLiteral("image:-")});
             QCOMPARE(camera.exitCode, 1);
             QVERIFY2(camera.err.find("no camera") != std::string::npos, camera.err.c_str());
         }

@@ -86,17 +86,7 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings().clear();
-        worker_ = new WorkerClient(this);
-        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
-        window_ = new MainWindow(worker_);
-        // SCRIPTSCOPE_SCREENSHOT_SIZE=1920x1080 looks at another size (default 1280x800).
-        const QStringList size =
-            qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
-                .split(QLatin1Char('x'));
-        window_->resize(size.value(0).toInt(), size.value(1).toInt());
-        window_->show();
+        window_ = scriptscope::test::openTestWindow(this, &worker_);
         diagram_ = window_->modelWorkspace()->diagram();
     }
 

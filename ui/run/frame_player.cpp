@@ -385,6 +385,19 @@ void FramePlayer::onFrame(quint64 id, const FrameResult& frame) {
     } else {
         lastError_.clear();
     }
+    // The next frame is asked for before this one is drawn: the worker decodes and runs it
+    // while the window draws (one request in flight, so the newest frame still wins).
+    if (playing_) {
+        if (info_.kind == SourceSpec::Kind::Folder) {
+            if (info_.frames > 0 && index_ + 1 >= info_.frames) {
+                setPlaying(false);
+            } else {
+                folderTimer_->start(interval_->value());
+            }
+        } else {
+            requestFrame(index_ + 1, true, false);
+        }
+    }
     if (frame.hasRun && frame.width > 0) {
         ++shown_;
         shownAt_.push_back(clock_.elapsed());
@@ -395,18 +408,6 @@ void FramePlayer::onFrame(quint64 id, const FrameResult& frame) {
     }
     updateStatus();
     updateButtons();
-    if (!playing_) {
-        return;
-    }
-    if (info_.kind == SourceSpec::Kind::Folder) {
-        if (info_.frames > 0 && index_ + 1 >= info_.frames) {
-            setPlaying(false);
-            return;
-        }
-        folderTimer_->start(interval_->value());
-    } else {
-        requestFrame(index_ + 1, true, false);
-    }
 }
 
 bool FramePlayer::startRecording(const QString& path, QString* why) {
