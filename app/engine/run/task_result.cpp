@@ -383,7 +383,11 @@ TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options
             const auto columns = static_cast<size_t>(output.shape[1]);
             for (size_t i = 0; i < static_cast<size_t>(output.shape[0]); ++i) {
                 const float* row = output.values.data() + i * columns;
-                DetectedObject o{row[0], row[1], row[2], row[3]};
+                DetectedObject o;
+                o.x0 = row[0];
+                o.y0 = row[1];
+                o.x1 = row[2];
+                o.y1 = row[3];
                 if (columns == 6) {
                     o.score = row[4];
                     o.label = static_cast<int64_t>(std::lround(row[5]));
@@ -451,13 +455,23 @@ TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options
             return r;
         }
     }
-    // Classification
+    // Classification: N x K scores, or a dict's "scores" / "logits" / "probs" entry (the demo's
+    // classify_page returns the page and its scores)
     if (classify(output, options, r)) {
         return r;
     }
+    if (output.kind == OutputValue::Kind::Dict) {
+        for (const char* key : {"scores", "logits", "probs", "probabilities"}) {
+            const OutputValue* scores = child(output, key);
+            if (scores && classify(*scores, options, r)) {
+                r.summary += std::string(" (the output's '") + key + "')";
+                return r;
+            }
+        }
+    }
     r.summary = wanted == TaskKind::Classification
                     ? "not a classification: the output is not N x K scores"
-                    : "none of detection, segmentation, classification: drawn as values";
+                    : "none of detection, segmentation, classification, page: drawn as values";
     return r;
 }
 
