@@ -193,8 +193,7 @@ public:
     }
 
 private:
-    // One frame of the open source, run: the frame the index names, or, live, the newest one due
-    // by the source's clock (frames that came while the model ran are dropped and counted).
+    // Opens a source of frames (replacing the open one); its frames are decoded here.
     Status openSource(const std::string& text) {
         source_.reset();
         sourceText_.clear();
@@ -212,6 +211,8 @@ private:
         return std::nullopt;
     }
 
+    // One frame of the open source, run: the frame the index names, or, live, the newest one due
+    // by the source's clock (frames that came while the model ran are dropped and counted).
     void runFrame(const Message& m) {
         const std::string text = m.body.value(QLatin1String("source")).toString().toStdString();
         if (!source_ || text != sourceText_) {
