@@ -1233,6 +1233,18 @@ void printTask(const TaskResult& t, double threshold) {
     }
 }
 
+// How run interprets its output: --task, --labels (else the archive's labels, which must outlive
+// the options), --top-k.
+TaskOptions taskOptionsFor(const Options& o, const LabelSet* labels,
+                           const LabelSet& archiveLabels) {
+    TaskOptions options;
+    taskKindFromName(o.task, options.kind);
+    options.labels = labels;
+    options.archiveLabels = archiveLabels.names.empty() ? nullptr : &archiveLabels;
+    options.topK = o.topK;
+    return options;
+}
+
 // run --source: every frame of a video or folder through the model, drawn and written (to a
 // video or a folder) with none dropped; a frame that does not decode or run is reported and
 // skipped. A progress line goes to a terminal.
@@ -1265,11 +1277,7 @@ int commandRunSource(const Options& o, Session& session, const ModelInfo& model,
         sink = std::move(made).value();
     }
     const LabelSet archiveLabels = labelsFromExtraFiles(model.probe.extraFiles);
-    TaskOptions taskOptions;
-    taskKindFromName(o.task, taskOptions.kind);
-    taskOptions.labels = labels;
-    taskOptions.archiveLabels = archiveLabels.names.empty() ? nullptr : &archiveLabels;
-    taskOptions.topK = o.topK;
+    const TaskOptions taskOptions = taskOptionsFor(o, labels, archiveLabels);
     RenderOptions renderOptions;
     renderOptions.scoreThreshold = o.scoreThreshold;
     const bool terminal = ::isatty(STDERR_FILENO) != 0 && !o.json;
@@ -1414,12 +1422,7 @@ int commandRun(const Options& o) {
     TaskResult task;
     if (interpret) {
         const LabelSet archiveLabels = labelsFromExtraFiles(model->probe.extraFiles);
-        TaskOptions options;
-        taskKindFromName(o.task, options.kind);
-        options.labels = labels;
-        options.archiveLabels = archiveLabels.names.empty() ? nullptr : &archiveLabels;
-        options.topK = o.topK;
-        task = interpretOutput(r.output, options);
+        task = interpretOutput(r.output, taskOptionsFor(o, labels, archiveLabels));
     }
     if (!o.render.empty()) {
         RenderOptions options;
