@@ -365,6 +365,11 @@ void FramePlayer::onFrame(quint64 id, const FrameResult& frame) {
     frameRequest_ = 0;
     if (frame.end) {
         dropped_ += frame.dropped;
+        // Frames dropped after the last one shown: the recording holds that one for as long, so
+        // that it lasts as long as the stream, however slow the model was.
+        if (sink_ && !lastRecorded_.empty() && frame.dropped > 0) {
+            record(lastRecorded_, frame.dropped - 1);
+        }
         if (info_.frames < 0 || frame.index < info_.frames) {
             info_.frames = frame.index; // a video's count was an estimate
         }
@@ -425,6 +430,7 @@ bool FramePlayer::startRecording(const QString& path, QString* why) {
     sink_ = std::move(sink).value();
     recordPath_ = path;
     recorded_ = 0;
+    lastRecorded_.release();
     if (!record_->isChecked()) {
         const QSignalBlocker blocker(record_);
         record_->setChecked(true);
@@ -462,6 +468,9 @@ void FramePlayer::record(const cv::Mat& bgr, qint64 dropped) {
             return;
         }
         ++recorded_;
+    }
+    if (bgr.data != lastRecorded_.data) {
+        bgr.copyTo(lastRecorded_);
     }
     updateStatus();
 }

@@ -7,6 +7,8 @@
 
 #include <run_types.h>
 
+#include <opencv2/core/mat.hpp>
+
 #include <QElapsedTimer>
 #include <QGroupBox>
 
@@ -14,10 +16,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-
-namespace cv {
-class Mat;
-}
 
 class QComboBox;
 class QLabel;
@@ -109,6 +107,7 @@ private:
     QElapsedTimer clock_;
     std::deque<qint64> shownAt_; // when recent frames were shown (ms on clock_), for the fps
     std::unique_ptr<FrameSink> sink_;
+    cv::Mat lastRecorded_; // held for the frames dropped after it when the stream ends
     QString recordPath_;
 
     QComboBox* sourceBox_ = nullptr;
