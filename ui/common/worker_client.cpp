@@ -314,6 +314,11 @@ void WorkerClient::onReadyRead() {
                 devices.push_back(deviceFromCbor(device.toMap()));
             }
             Q_EMIT devicesKnown(devices, m.body.value(QLatin1String("libtorch")).toString());
+            QStringList build;
+            for (const auto& line : m.body.value(QLatin1String("build")).toArray()) {
+                build << line.toString();
+            }
+            Q_EMIT buildKnown(build);
             const QCborMap sandbox = m.body.value(QLatin1String("sandbox")).toMap();
             QStringList notes;
             for (const auto& note : sandbox.value(QLatin1String("notes")).toArray()) {
@@ -469,6 +474,14 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
                         "or LibTorch has a bug. Everything you had open is kept; the next request "
                         "starts a new worker.")
                         .arg(QString::fromStdString(describeSignal(exitCode)), what));
+    } else if (exitCode == kMemoryLimitExitCode) {
+        failPending(ErrorKind::OutOfMemory,
+                    QStringLiteral("The worker hit its memory limit of %1 while %2 and was "
+                                   "stopped. Everything you had open is kept; the next request "
+                                   "starts a new worker.")
+                        .arg(QString::fromStdString(
+                                 formatBytes(static_cast<uint64_t>(memoryLimitMb_) << 20)),
+                             what));
     } else {
         failPending(
             ErrorKind::Crashed,
