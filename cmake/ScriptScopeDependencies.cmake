@@ -10,13 +10,51 @@ macro(scriptscope_require found_var what debian_package hint)
     endif()
 endmacro()
 
-# LibTorch: Debian's libtorch-dev (1.13, CPU) or an official LibTorch 2.x given by -DTorch_DIR.
+# One switch picks the PyTorch: SCRIPTSCOPE_PYTHON (the cache variable, or the environment variable
+# of that name). Its torch's LibTorch is what the programs link (when that torch ships its CMake
+# package, as PyPI's wheels do: torch.utils.cmake_prefix_path) and the same Python makes every
+# fixture and reference printout, so a test always compares with the PyTorch it was built on.
+# Without it: Debian's python3-torch at /usr/bin/python3, and Debian's libtorch-dev (1.13, CPU).
+# An explicit -DTorch_DIR still wins.
+if(DEFINED ENV{SCRIPTSCOPE_PYTHON} AND NOT "$ENV{SCRIPTSCOPE_PYTHON}" STREQUAL "")
+    set(_scriptscope_default_python "$ENV{SCRIPTSCOPE_PYTHON}")
+else()
+    set(_scriptscope_default_python "/usr/bin/python3")
+endif()
+set(SCRIPTSCOPE_PYTHON "${_scriptscope_default_python}" CACHE FILEPATH
+    "Python whose torch picks the LibTorch and makes the fixtures and reference outputs")
+execute_process(
+    COMMAND "${SCRIPTSCOPE_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+    RESULT_VARIABLE _py_result OUTPUT_VARIABLE _py_cmake_prefix ERROR_QUIET
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_py_result EQUAL 0 AND NOT Torch_DIR AND EXISTS "${_py_cmake_prefix}/Torch/TorchConfig.cmake")
+    list(PREPEND CMAKE_PREFIX_PATH "${_py_cmake_prefix}")
+endif()
+
+# LibTorch: Debian's libtorch-dev (1.13, CPU), the LibTorch of SCRIPTSCOPE_PYTHON's torch (2.x,
+# CUDA compiled in), or an official LibTorch given by -DTorch_DIR.
 find_package(Torch QUIET)
 scriptscope_require(Torch_FOUND "LibTorch" "libtorch-dev"
-    "Or point -DTorch_DIR=<libtorch>/share/cmake/Torch at an official LibTorch.")
+    "Or set SCRIPTSCOPE_PYTHON to a Python whose pip-installed torch brings its LibTorch, or point "
+    "-DTorch_DIR=<libtorch>/share/cmake/Torch at an official LibTorch.")
 if(NOT TARGET torch)
     message(FATAL_ERROR "LibTorch was found but defines no 'torch' target (Torch_DIR=${Torch_DIR}).")
 endif()
+# Where the matching torchvision lives (its operator library is offered for torchvision::nms).
+set(SCRIPTSCOPE_TORCHVISION_DIR "/usr/lib/python3/dist-packages/torchvision")
+execute_process(
+    COMMAND "${SCRIPTSCOPE_PYTHON}" -c
+            "import importlib.util as u; print(u.find_spec('torchvision').submodule_search_locations[0])"
+    RESULT_VARIABLE _tv_result OUTPUT_VARIABLE _tv_dir ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_tv_result EQUAL 0 AND IS_DIRECTORY "${_tv_dir}")
+    set(SCRIPTSCOPE_TORCHVISION_DIR "${_tv_dir}")
+endif()
+
+# LibTorch 2.14 and later need C++20 in the files that include it; older ones build as C++17.
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.14 AND CMAKE_CXX_STANDARD LESS 20)
+    set(CMAKE_CXX_STANDARD 20)
+endif()
+message(STATUS "C++ standard: ${CMAKE_CXX_STANDARD}")
 # Debian's OpenCV and Qt use the C++11 string ABI; LibTorch 2.x downloads also come in the old one.
 if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
     message(FATAL_ERROR "This LibTorch uses the pre-C++11 ABI (${TORCH_CXX_FLAGS}), which cannot link "
@@ -28,11 +66,27 @@ if(TARGET torch_cuda OR CAFFE2_USE_CUDA)
 else()
     set(SCRIPTSCOPE_LIBTORCH_HAS_CUDA OFF)
 endif()
-message(STATUS "LibTorch CUDA support: ${SCRIPTSCOPE_LIBTORCH_HAS_CUDA}")
+if(SCRIPTSCOPE_LIBTORCH_HAS_CUDA)
+    if(CUDAToolkit_VERSION_MAJOR)
+        set(SCRIPTSCOPE_LIBTORCH_CUDA_VERSION "${CUDAToolkit_VERSION_MAJOR}.${CUDAToolkit_VERSION_MINOR}")
+    else()
+        set(SCRIPTSCOPE_LIBTORCH_CUDA_VERSION "${CUDA_VERSION}")
+    endif()
+endif()
+message(STATUS "LibTorch CUDA support: ${SCRIPTSCOPE_LIBTORCH_HAS_CUDA} ${SCRIPTSCOPE_LIBTORCH_CUDA_VERSION}")
 # Official LibTorch packages put their ABI flag in TORCH_CXX_FLAGS rather than on the target.
 if(TORCH_CXX_FLAGS)
     separate_arguments(_scriptscope_torch_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
     set_property(TARGET torch APPEND PROPERTY INTERFACE_COMPILE_OPTIONS ${_scriptscope_torch_flags})
+endif()
+# A pip-installed torch finds its CUDA libraries (cuBLAS, cuDNN, NCCL, ...) in the nvidia-*
+# packages beside it through its own RUNPATH; the linker must look there too, before the system's
+# CUDA toolkit, whose NCCL and others may be older than the ones this torch was built against.
+if(Torch_DIR MATCHES "^(.*/site-packages)/torch/")
+    file(GLOB _pip_cuda_dirs LIST_DIRECTORIES true "${CMAKE_MATCH_1}/nvidia/*/lib")
+    foreach(_dir ${_pip_cuda_dirs})
+        set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_OPTIONS "LINKER:-rpath-link,${_dir}")
+    endforeach()
 endif()
 message(STATUS "LibTorch ${Torch_VERSION} from ${Torch_DIR}")
 
@@ -73,10 +127,8 @@ if(SCRIPTSCOPE_BUILD_TESTS)
     scriptscope_require(Qt6Test_FOUND "Qt 6 Test for the tests" "qt6-base-dev"
         "Or configure with -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
 
-    # Fixtures and reference outputs are made by PyTorch itself. Debian's python3-torch lives
-    # under /usr/bin/python3; the first python3 on PATH often has no torch.
-    set(SCRIPTSCOPE_PYTHON "/usr/bin/python3" CACHE FILEPATH
-        "Python interpreter with torch, numpy and cv2 for fixtures and reference outputs")
+    # Fixtures and reference outputs are made by SCRIPTSCOPE_PYTHON's PyTorch, which must be the
+    # one the programs link: a printout from another version is no reference.
     execute_process(COMMAND "${SCRIPTSCOPE_PYTHON}" -c "import torch, numpy, cv2; print(torch.__version__)"
         RESULT_VARIABLE _py_result OUTPUT_VARIABLE _py_torch_version ERROR_QUIET
         OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -84,7 +136,15 @@ if(SCRIPTSCOPE_BUILD_TESTS)
         message(FATAL_ERROR
             "The tests need ${SCRIPTSCOPE_PYTHON} with PyTorch, NumPy and OpenCV to make fixtures.\n"
             "On Debian 12: sudo apt-get install python3-torch python3-numpy python3-opencv\n"
-            "Or set -DSCRIPTSCOPE_PYTHON=<python with torch>, or -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
+            "Or set SCRIPTSCOPE_PYTHON=<python with torch>, or -DSCRIPTSCOPE_BUILD_TESTS=OFF.")
+    endif()
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _py_minor "${_py_torch_version}")
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _lib_minor "${Torch_VERSION}")
+    if(NOT _py_minor STREQUAL _lib_minor)
+        message(FATAL_ERROR
+            "The fixtures would be made by PyTorch ${_py_torch_version} (${SCRIPTSCOPE_PYTHON}) but the "
+            "programs link LibTorch ${Torch_VERSION} (${Torch_DIR}): their printouts would not be "
+            "references. Set SCRIPTSCOPE_PYTHON to the Python of that LibTorch.")
     endif()
     message(STATUS "Fixtures made with PyTorch ${_py_torch_version} (${SCRIPTSCOPE_PYTHON})")
 endif()

@@ -22,6 +22,8 @@ fi
 seeds=${1:-build/fixtures}
 command -v clang++ >/dev/null || { echo "clang++ is missing: sudo apt-get install clang libclang-rt-14-dev"; exit 1; }
 mkdir -p build-fuzz
+# The fuzz targets include no LibTorch: one build serves every PyTorch the suite runs with.
+unset SCRIPTSCOPE_PYTHON
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSCRIPTSCOPE_FUZZ=ON \
     -DSCRIPTSCOPE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >build-fuzz/configure.log 2>&1 ||
     { cat build-fuzz/configure.log; exit 1; }

@@ -140,6 +140,8 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
                 tr("LibTorch %1 · %2").arg(libtorch, names.join(QStringLiteral(" · "))));
             statusRuntime_->setToolTip(reasons.join(QLatin1Char('\n')));
         });
+    connect(worker_, &WorkerClient::buildKnown, this,
+            [this](const QStringList& lines) { workerBuild_ = lines; });
     connect(worker_, &WorkerClient::progress, this,
             [this](quint64, const QString& stage, const QString& detail) {
                 progress_->setFormat(stage + QStringLiteral(" ") + QFileInfo(detail).fileName());
@@ -308,14 +310,7 @@ void MainWindow::buildMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About ScriptScope"), this, [this]() {
-        QMessageBox::about(
-            this, tr("About ScriptScope"),
-            tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch (TorchScript) models.</p>"
-               "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
-               "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
-                .arg(QApplication::applicationVersion()));
-    });
+    help->addAction(tr("&About ScriptScope"), this, &MainWindow::showAbout);
 }
 
 void MainWindow::openFile(const QString& path) {
@@ -379,9 +374,15 @@ void MainWindow::showError(const Error& error) {
     // An archive that would not load (damaged, too new, crashing LibTorch) can still be read.
     const bool archiveProblem =
         error.kind == ErrorKind::Format || error.kind == ErrorKind::Version ||
-        error.kind == ErrorKind::MissingOperator || error.kind == ErrorKind::Crashed ||
-        error.kind == ErrorKind::TimedOut || error.kind == ErrorKind::OutOfMemory;
+        error.kind == ErrorKind::MissingOperator || error.kind == ErrorKind::NeedsNewerLibTorch ||
+        error.kind == ErrorKind::Crashed || error.kind == ErrorKind::TimedOut ||
+        error.kind == ErrorKind::OutOfMemory;
     modelWorkspace_->showError(error, message, archiveProblem && QFileInfo(pendingFile_).isFile());
+    // Saved by a newer PyTorch: this build can never load it, but its tree, code and records can
+    // be read without running anything, so they are shown at once.
+    if (error.kind == ErrorKind::NeedsNewerLibTorch && QFileInfo(pendingFile_).isFile()) {
+        previewWithoutRunning(pendingFile_);
+    }
 }
 
 void MainWindow::chooseFile() {
@@ -622,6 +623,31 @@ bool MainWindow::showWorkspace(const QString& name) {
     }
     workspaces_->setCurrentWidget(page);
     return true;
+}
+
+QString MainWindow::aboutText() const {
+    QStringList libraries = workerBuild_;
+    if (libraries.isEmpty()) {
+        libraries << tr("LibTorch: not known yet (the worker has not started)");
+    }
+    libraries << tr("Qt %1 (built with %2)")
+                     .arg(QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
+    QString list;
+    for (const QString& line : libraries) {
+        list += QStringLiteral("<li>") + line.toHtmlEscaped() + QStringLiteral("</li>");
+    }
+    return tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch (TorchScript) models.</p>"
+              "<p>Built with:</p><ul>%2</ul>"
+              "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
+              "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
+        .arg(QApplication::applicationVersion(), list);
+}
+
+void MainWindow::showAbout() {
+    QMessageBox box(QMessageBox::NoIcon, tr("About ScriptScope"), aboutText(), QMessageBox::Ok,
+                    this);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse); // to paste into a bug report
+    box.exec();
 }
 
 } // namespace scriptscope

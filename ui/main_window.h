@@ -68,6 +68,10 @@ public:
     // Sizes the window to `preferred` (or the saved size), within the screen's available area.
     void placeOnScreen(const QSize& preferred);
 
+    // Help > About: the version, and what ScriptScope and its worker were built with (LibTorch,
+    // whether CUDA is compiled in and usable, OpenCV, Qt), as a bug report needs it.
+    QString aboutText() const;
+
     ModelWorkspace* modelWorkspace() const { return modelWorkspace_; }
     QString currentFile() const { return currentFile_; }
     const ModelInfo& model() const { return model_; }
@@ -97,10 +101,12 @@ private:
     void chooseOperatorLibrary();
     void addOperatorLibrary(const QString& path);
     void applyTheme(const QString& theme);
+    void showAbout();
 
     WorkerClient* worker_;
     ModelInfo model_;
     QString currentFile_;
+    QStringList workerBuild_; // the worker's buildDescription(), once it has started
     QString pendingFile_;
     QString reselectPath_;
     QStringList operatorLibraries_;

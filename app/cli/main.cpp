@@ -45,6 +45,7 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitCrashed = 3;
 constexpr int kExitTimedOut = 4;
+constexpr int kExitNeedsNewerLibTorch = 5;
 
 const char* const kProgram = "scriptscope-cli";
 
@@ -58,7 +59,8 @@ const char* const kTopFooter =
 specs). The options above may come before or after the command.
 
 Exit status: 0 success; 1 bad input or model error; 2 usage error; 3 the work crashed or hit the
-memory limit; 4 the work timed out.)";
+memory limit; 4 the work timed out; 5 the archive was saved by a newer PyTorch and calls operators
+this LibTorch does not have.)";
 
 const char* const kInfoFooter =
     R"(Reads records, serialization version, extra files, operators used and whether each is
@@ -375,8 +377,11 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     app.add_flag_callback(
            "--version",
            [] {
-               std::cout << kProgram << " " SCRIPTSCOPE_VERSION " (LibTorch " << libtorchVersion()
-                         << ")\n";
+               std::cout << kProgram << " " SCRIPTSCOPE_VERSION "\n";
+               for (const auto& line : buildDescription()) {
+                   std::cout << line << "\n";
+               }
+               std::cout << "Qt " SCRIPTSCOPE_QT_VERSION " (the GUI's and the worker's)\n";
                throw CLI::Success();
            },
            "Version of scriptscope-cli and of the libraries it uses")
@@ -680,7 +685,14 @@ int fail(const Options& o, const Error& error) {
                   << "; --memory-limit MB changes it)";
     }
     std::cerr << "\n";
-    return error.kind == ErrorKind::OutOfMemory ? kExitCrashed : kExitError;
+    switch (error.kind) {
+    case ErrorKind::OutOfMemory:
+        return kExitCrashed;
+    case ErrorKind::NeedsNewerLibTorch:
+        return kExitNeedsNewerLibTorch;
+    default:
+        return kExitError;
+    }
 }
 
 nlohmann::json tensorJson(const TensorInfo& t) {
@@ -2116,6 +2128,12 @@ int supervise(const Options& o, const std::vector<std::string>& args) {
                                  : o.command + " '" + o.positional[0] + "'";
     switch (outcome.kind) {
     case ChildOutcome::Kind::Exited:
+        if (outcome.exitCode == kMemoryLimitExitCode) {
+            std::cerr << "scriptscope-cli: " << what << " hit the memory limit of "
+                      << formatBytes(o.memoryLimit)
+                      << " and was stopped (--memory-limit MB changes it)\n";
+            return kExitCrashed;
+        }
         if (outcome.exitCode == 127) {
             std::cerr << "scriptscope-cli: the worker process for " << what
                       << " could not start (memory limit " << formatBytes(o.memoryLimit)
@@ -2160,8 +2178,11 @@ int main(int argc, char** argv) {
     if (!options.inProcess) {
         return supervise(options, args);
     }
-    // A supervised child had its limit set before exec; in-process runs apply it themselves.
-    if (!options.supervised && options.memoryLimitGiven) {
+    // A supervised child had its limit set before exec (a resident-memory limit is taken up here);
+    // in-process runs apply it themselves.
+    if (options.supervised) {
+        scriptscope::continueMemoryLimit();
+    } else if (options.memoryLimitGiven) {
         scriptscope::applyMemoryLimit(options.memoryLimit);
     }
     return execute(options);

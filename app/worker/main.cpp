@@ -346,6 +346,11 @@ int main(int argc, char** argv) {
     QCborMap ready;
     ready.insert(QLatin1String("pid"), qint64(::getpid()));
     ready.insert(QLatin1String("libtorch"), QString::fromStdString(libtorchVersion()));
+    QCborArray build;
+    for (const auto& line : buildDescription()) {
+        build.append(QString::fromStdString(line));
+    }
+    ready.insert(QLatin1String("build"), build);
     QCborArray devices;
     for (const auto& device : listDevices()) {
         devices.append(toCbor(device));

@@ -334,7 +334,8 @@ private Q_SLOTS:
         QTest::addColumn<double>("tolerance"); // absolute, besides a relative 1e-5
         for (const char* name :
              {"mycell_traced", "decision_gate", "mycell_scripted", "rnn_loop", "wrap_rnn",
-              "compute", "rectifier", "rich", "extra_files", "structured", "lstm"}) {
+              "compute", "rectifier", "rich", "extra_files", "structured", "lstm",
+              "transformer_encoder", "attention", "demo_resaved"}) {
             QTest::newRow(name) << QString::fromLatin1(name) << 1e-6;
         }
         // Quantized kernels may round differently from the ones Python ran.
@@ -361,6 +362,58 @@ private Q_SLOTS:
         QVERIFY2(sameValue(loadValue(request.saveOutputsPath),
                            loadValue(fixture(base + ".outputs.pt")), why, tolerance),
                  why.c_str());
+    }
+
+    void archivesSavedByOtherVersions_data() {
+        // tests/fixtures/saved_by/: archives that Debian's PyTorch 1.13 and PyPI's 2.x saved
+        // (make_saved_by.py), with what that PyTorch computed. Every build opens them and computes
+        // the same, except where an archive calls an operator this LibTorch does not have.
+        QTest::addColumn<QString>("base");
+        const QDir dir(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by"));
+        int rows = 0;
+        for (const auto& file : dir.entryList({QStringLiteral("*.pt")}, QDir::Files)) {
+            if (file.endsWith(QLatin1String(".inputs.pt")) ||
+                file.endsWith(QLatin1String(".outputs.pt"))) {
+                continue;
+            }
+            const QString base = dir.filePath(file.chopped(3));
+            QTest::newRow(file.toUtf8().constData()) << base;
+            ++rows;
+        }
+        QVERIFY2(rows >= 10, "tests/fixtures/saved_by holds too few archives");
+    }
+
+    void archivesSavedByOtherVersions() {
+        QFETCH(QString, base);
+        const std::string path = base.toStdString();
+        // "attention.torch2.14": the PyTorch that saved it.
+        const QString savedBy = base.section(QLatin1String(".torch"), -1);
+        const bool savedByTwo = savedBy.section(QLatin1Char('.'), 0, 0).toInt() >= 2;
+        const bool libtorchTwo = std::stoi(libtorchVersion()) >= 2;
+        Session session;
+        const auto model = session.load(path + ".pt");
+        if (base.contains(QLatin1String("/attention.")) && savedByTwo && !libtorchTwo) {
+            QVERIFY(!model.ok());
+            QCOMPARE(model.error().kind, ErrorKind::NeedsNewerLibTorch);
+            const std::string& message = model.error().message;
+            QVERIFY2(message.find("calls aten::scaled_dot_product_attention, which LibTorch " +
+                                  libtorchVersion() + " does not have") != std::string::npos,
+                     message.c_str());
+            QVERIFY2(message.find("built on PyTorch \u2265 2.0") != std::string::npos,
+                     message.c_str());
+            return;
+        }
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        QTemporaryDir dir;
+        RunRequest request;
+        request.inputsFile = path + ".inputs.pt";
+        request.saveOutputsPath = dir.path().toStdString() + "/out.pt";
+        const auto result = session.run(request);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const auto want = scriptscope::detail::loadValueFile(path + ".outputs.pt");
+        QVERIFY2(want.ok(), want.ok() ? "" : want.error().message.c_str());
+        std::string why;
+        QVERIFY2(sameValue(loadValue(request.saveOutputsPath), *want, why, 1e-5), why.c_str());
     }
 
     void savedValuesReadBack_data() {
@@ -817,6 +870,11 @@ private Q_SLOTS:
             // This machine: the reason is said in words, and a run on CUDA is refused with it.
             QVERIFY(!devices[1].available);
             QVERIFY(!devices[1].reason.empty());
+            // A CUDA build without a GPU says so, not that CUDA is missing from LibTorch.
+            QVERIFY2(devices[1].reason.find(SCRIPTSCOPE_TEST_CUDA_BUILD
+                                                ? "LibTorch has CUDA, but no CUDA device is usable"
+                                                : "was built without CUDA") != std::string::npos,
+                     devices[1].reason.c_str());
             QVERIFY(!result.ok());
             QCOMPARE(result.error().kind, ErrorKind::Device);
             QVERIFY2(result.error().message.find(devices[1].reason) != std::string::npos,

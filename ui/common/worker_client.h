@@ -94,6 +94,8 @@ Q_SIGNALS:
     // What the worker can run on, said once by each new worker.
     void devicesKnown(const std::vector<scriptscope::DeviceInfo>& devices,
                       const QString& libtorchVersion);
+    // What the worker was built with (LibTorch, CUDA, OpenCV), a line each; said once per worker.
+    void buildKnown(const QStringList& lines);
     void busyChanged(bool busy);
     // What the new worker's sandbox enforces (see app/engine/sandbox.h): `confined` when sockets
     // and file writes are both blocked; `summary` and `notes` say what is and is not.

@@ -21,6 +21,9 @@ enum class ErrorKind {
     TimedOut,        // the work did not finish within its time limit
     Model,           // the model's own code raised
     Internal,        // a bug in ScriptScope
+    // The archive calls a PyTorch operator (aten::, prim::) this LibTorch does not have: it was
+    // saved by a newer PyTorch, and a ScriptScope built on one opens it.
+    NeedsNewerLibTorch,
 };
 
 const char* toString(ErrorKind kind);

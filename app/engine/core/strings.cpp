@@ -33,6 +33,8 @@ const char* toString(ErrorKind kind) {
         return "model";
     case ErrorKind::Internal:
         return "internal";
+    case ErrorKind::NeedsNewerLibTorch:
+        return "needs-newer-libtorch";
     }
     return "internal";
 }

@@ -27,6 +27,10 @@ bool isOperatorRegistered(const std::string& qualifiedName);
 
 std::string libtorchVersion();
 
+// What this program was built with and what it finds: "LibTorch 2.14.1", whether CUDA is compiled
+// in and usable (or why not), "OpenCV 4.6.0". For --version, the About dialog and bug reports.
+std::vector<std::string> buildDescription();
+
 std::vector<DeviceInfo> listDevices();
 
 struct LoadOptions {

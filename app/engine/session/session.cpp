@@ -3,6 +3,7 @@
 #include "probe.h"
 #include "session_internal.h"
 #include "stats.h"
+#include "torch_compat.h"
 #include "torch_values.h"
 
 #include <warp_perspective.h>
@@ -20,10 +21,13 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <opencv2/core/version.hpp>
+
 // Set by CMake when the LibTorch found was built with CUDA (CPU builds install these headers too,
 // without the library behind them).
 #ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include <algorithm>
@@ -70,16 +74,26 @@ using detail::errorFromException;
 
 // Why CUDA cannot be used here, in words; empty when it can.
 std::string cudaUnavailableReason() {
-    if (!at::hasCUDA()) {
-        return "this LibTorch " + libtorchVersion() +
-               " was built without CUDA (build ScriptScope against a CUDA-enabled LibTorch with "
-               "-DTorch_DIR to run on a GPU)";
+#ifndef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
+    return "this LibTorch " + libtorchVersion() +
+           " was built without CUDA (to run on a GPU, build ScriptScope against PyTorch 2.x "
+           "from PyPI, which has CUDA: scripts/setup.sh --torch-venv)";
+#else
+    if (torch::cuda::is_available() && torch::cuda::device_count() > 0) {
+        return {};
     }
-    if (!torch::cuda::is_available() || torch::cuda::device_count() == 0) {
-        return "LibTorch has CUDA, but no CUDA device is usable: no NVIDIA driver, no GPU, or "
-               "CUDA_VISIBLE_DEVICES hides them";
+    // CUDA's own reason ("Found no NVIDIA driver on your system. ..."), first sentence.
+    std::string why = "no NVIDIA driver, no GPU, or CUDA_VISIBLE_DEVICES hides them";
+    try {
+        c10::cuda::device_count_ensure_non_zero();
+    } catch (const c10::Error& error) {
+        why = error.what_without_backtrace();
+        why = why.substr(0, why.find_first_of(".\n"));
+    } catch (const std::exception& error) {
+        why = error.what();
     }
-    return {};
+    return "LibTorch has CUDA, but no CUDA device is usable: " + why;
+#endif
 }
 
 Expected<torch::Device> parseDevice(const std::string& text) {
@@ -112,14 +126,16 @@ Expected<torch::Device> parseDevice(const std::string& text) {
 }
 
 // The library on this machine that defines operators people commonly need: torchvision's _C
-// (from python3-torchvision) for torchvision::*. Empty when none is known or installed.
+// (_C_stable from 0.29) for torchvision::*, from the torchvision that matches this LibTorch
+// (python3-torchvision for Debian's; the one beside SCRIPTSCOPE_PYTHON's torch otherwise: CMake
+// says where). Empty when none is known or installed.
 std::string knownOperatorLibrary(const std::string& operatorName) {
     if (operatorName.rfind("torchvision::", 0) != 0) {
         return {};
     }
     std::string library;
     glob_t found{};
-    if (::glob("/usr/lib/python3/dist-packages/torchvision/_C*.so", 0, nullptr, &found) == 0 &&
+    if (::glob(SCRIPTSCOPE_TORCHVISION_DIR "/_C*.so", 0, nullptr, &found) == 0 &&
         found.gl_pathc > 0) {
         library = found.gl_pathv[0];
     }
@@ -600,6 +616,30 @@ Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& mode
 
 } // namespace detail
 
+std::vector<std::string> buildDescription() {
+    std::vector<std::string> lines;
+    lines.push_back("LibTorch " + libtorchVersion());
+#ifdef SCRIPTSCOPE_LIBTORCH_CUDA_VERSION
+    std::string cuda = "CUDA: compiled in (CUDA " SCRIPTSCOPE_LIBTORCH_CUDA_VERSION ")";
+    const std::string reason = cudaUnavailableReason();
+    if (reason.empty()) {
+        const auto count = torch::cuda::device_count();
+        cuda += "; available: " + std::to_string(count) + (count == 1 ? " device" : " devices");
+        for (size_t i = 0; i < count; ++i) {
+            cuda += (i == 0 ? " (" : ", ") + cudaDeviceName(static_cast<int64_t>(i), nullptr);
+        }
+        cuda += ")";
+    } else {
+        cuda += "; not available: " + reason;
+    }
+    lines.push_back(cuda);
+#else
+    lines.push_back("CUDA: not compiled in (this LibTorch is CPU-only)");
+#endif
+    lines.push_back("OpenCV " CV_VERSION);
+    return lines;
+}
+
 std::vector<DeviceInfo> listDevices() {
     std::vector<DeviceInfo> devices;
     devices.push_back({"cpu", "CPU", 0, true, std::string()});
@@ -638,6 +678,40 @@ Status Session::loadOperatorLibrary(const std::string& path) {
     }
     return std::nullopt;
 }
+
+namespace {
+
+// PyTorch's own operators: one of these missing means a newer PyTorch saved the archive.
+bool isPyTorchOperator(const std::string& name) {
+    return name.rfind("aten::", 0) == 0 || name.rfind("prim::", 0) == 0;
+}
+
+// "... calls aten::scaled_dot_product_attention, which LibTorch 1.13.0 does not have; it was
+// probably saved by a newer PyTorch — open it with a ScriptScope built on PyTorch >= 2.0", naming
+// every other PyTorch operator the probe found missing too.
+std::string newerPyTorchMessage(const std::string& path, const std::string& op,
+                                const ProbeResult& probe) {
+    std::string others;
+    std::string needed = compat::operatorIntroducedIn(op);
+    for (const auto& use : probe.operators) {
+        if (!use.registered && use.name != op && isPyTorchOperator(use.name)) {
+            others += (others.empty() ? "" : ", ") + use.name;
+            const std::string version = compat::operatorIntroducedIn(use.name);
+            if (!version.empty() && (needed.empty() || version > needed)) {
+                needed = version;
+            }
+        }
+    }
+    return "'" + path + "' calls " + op + (others.empty() ? "" : " (and " + others + ")") +
+           ", which LibTorch " + libtorchVersion() +
+           " does not have; it was probably saved by a newer PyTorch. Open it with a ScriptScope "
+           "built on PyTorch " +
+           (needed.empty() ? "newer than " + libtorchVersion() : "\u2265 " + needed) +
+           " (scripts/setup.sh --torch-venv), or export it again with PyTorch " +
+           libtorchVersion() + ".";
+}
+
+} // namespace
 
 Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& options) {
     ModelInfo info;
@@ -718,12 +792,9 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
         impl_->path = path;
     } catch (const std::exception& error) {
         Error e = errorFromException(error, ErrorKind::Format);
-        if (e.kind == ErrorKind::MissingOperator && e.operatorName.rfind("aten::", 0) == 0) {
-            e.message = "'" + path + "' calls " + e.operatorName + ", which this LibTorch " +
-                        libtorchVersion() +
-                        " does not have: the archive was probably made by a newer PyTorch. Export "
-                        "it again with PyTorch " +
-                        libtorchVersion() + ", or build ScriptScope against a newer LibTorch.";
+        if (e.kind == ErrorKind::MissingOperator && isPyTorchOperator(e.operatorName)) {
+            e.kind = ErrorKind::NeedsNewerLibTorch;
+            e.message = newerPyTorchMessage(path, e.operatorName, probe);
         } else if (e.kind == ErrorKind::MissingOperator) {
             e.library = knownOperatorLibrary(e.operatorName);
             e.message =
@@ -1016,7 +1087,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
-            const auto bytes = torch::jit::pickle_save(detail::toCpu(output));
+            const auto bytes = detail::saveValueBytes(detail::toCpu(output));
             std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);
             if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
                 !file.flush()) {

@@ -7,15 +7,20 @@
 
 #include <warp_perspective.h>
 
+#include <caffe2/serialize/inline_container.h>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <regex>
@@ -359,6 +364,27 @@ struct ValueFileReader {
 };
 
 } // namespace
+
+std::vector<char> saveValueBytes(const c10::IValue& value) {
+    std::vector<char> pickle;
+    torch::jit::Pickler pickler(
+        [&](const char* bytes, size_t size) { pickle.insert(pickle.end(), bytes, bytes + size); },
+        nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+    pickler.protocol();
+    pickler.pushIValue(value);
+    pickler.stop();
+    std::vector<char> archive;
+    {
+        caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+            const char* bytes = static_cast<const char*>(data);
+            archive.insert(archive.end(), bytes, bytes + size);
+            return size;
+        });
+        torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(),
+                                           pickler.tensorData(), writer);
+    } // the writer's destructor writes the zip's central directory
+    return archive;
+}
 
 Expected<c10::IValue> loadValueFile(const std::string& path) {
     {
@@ -784,9 +810,20 @@ std::string summarizeTorchMessage(const std::string& message) {
     if (lines.empty()) {
         return message;
     }
-    // The interpreter's tracebacks end with the exception itself: "RuntimeError: ...".
-    if (lines.front().rfind("The following operation failed in the TorchScript interpreter", 0) ==
-        0) {
+    // The interpreter's tracebacks end with the exception itself: "RuntimeError: ...". LibTorch
+    // 2.x may put a note before the traceback ("Device-side assertions were explicitly omitted")
+    // and hints after the exception ("Search for `cudaError...`"): the exception's line is the
+    // last one that names one.
+    const auto traceback = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
+        return line.rfind("The following operation failed in the TorchScript interpreter", 0) == 0;
+    });
+    if (traceback != lines.end()) {
+        static const std::regex exception(R"re(^[A-Za-z_][\w.]*(Error|Exception): )re");
+        for (auto it = lines.rbegin(); it != std::make_reverse_iterator(traceback); ++it) {
+            if (std::regex_search(*it, exception)) {
+                return *it;
+            }
+        }
         return lines.back();
     }
     // Compilation errors name the place in the archive's code.
@@ -819,9 +856,10 @@ Error errorFromException(const std::exception& error, ErrorKind fallback) {
         return result;
     }
     // Code that hard-codes CUDA (x.cuda(), device="cuda") on a LibTorch or machine without it.
-    for (const char* noCuda : {"not linked with support for cuda", "Torch not compiled with CUDA",
-                               "Cannot initialize CUDA without", "Found no NVIDIA driver",
-                               "no CUDA GPUs are available"}) {
+    for (const char* noCuda :
+         {"not linked with support for cuda", "Torch not compiled with CUDA",
+          "Cannot initialize CUDA without", "Found no NVIDIA driver", "no CUDA GPUs are available",
+          "CUDA driver version is insufficient for CUDA runtime version"}) {
         if (message.find(noCuda) != std::string::npos) {
             result.kind = ErrorKind::Device;
             result.message = "the model's code uses CUDA (e.g. .cuda() or device='cuda'), but " +

@@ -22,6 +22,10 @@ Expected<c10::IValue> buildInput(const InputSpec& spec, const ImageFrame* frame 
 // pickle_value.h). Lists and dicts get their elements' common type (Any when none).
 Expected<c10::IValue> loadValueFile(const std::string& path);
 constexpr uint64_t kMaxValuePickleBytes = 256u << 20;
+// The value as a torch.save file that Python's torch.load reads with its default weights_only=True
+// (PyTorch >= 2.6): torch::pickle_save tags lists and dicts with their TorchScript type through a
+// function (torch.jit._pickle.restore_type_tag) that weights_only refuses; this writes them plain.
+std::vector<char> saveValueBytes(const c10::IValue& value);
 
 // The value as the type wants it: lists, tuples and dicts rebuilt with the type's element types
 // (a List[Any] read from a file becomes the List[Tensor] an argument takes), ints widened to
