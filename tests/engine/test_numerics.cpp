@@ -346,7 +346,7 @@ private Q_SLOTS:
                       QString::fromStdString(request.savePath),
                       QString::fromStdString(fixture("stats_model.pt")),
                       QString::fromStdString(fixture("stats_model.inputs.pt"))});
-        QVERIFY(python.waitForFinished(120000));
+        QVERIFY(python.waitForFinished(scriptscope::test::scaled(120000)));
         QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
         QVERIFY(python.readAllStandardOutput().trimmed().toDouble() < 1e-5);
     }

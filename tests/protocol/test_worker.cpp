@@ -222,7 +222,7 @@ private Q_SLOTS:
             const Message crashed =
                 worker.request(make(MessageType::Load, 2, pathBody(fixture("crash.pt"))));
             QCOMPARE(errorFromCbor(crashed.body).message, std::string("worker ended"));
-            QVERIFY(worker.process().waitForFinished(30000));
+            QVERIFY(worker.process().waitForFinished(scriptscope::test::scaled(30000)));
             QCOMPARE(worker.process().exitStatus(), QProcess::CrashExit);
         }
         // The next worker serves the next request.

@@ -314,7 +314,7 @@ private Q_SLOTS:
         panel->setInput(0, QStringLiteral("random"), QStringLiteral("64x512"));
         QSignalSpy shown(panel, &RunPanel::runShown);
         panel->runOnce();
-        QVERIFY(shown.wait(120000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(120000)));
         QVERIFY(diagram_->hasProfile());
         window_->workspaces()->setCurrentIndex(0);
         QVERIFY(settled());

@@ -105,9 +105,9 @@ private:
         QSignalSpy error(window_, &MainWindow::errorShown);
         window_->openFile(path);
         if (expectModel) {
-            return shown.wait(60000) || !shown.isEmpty();
+            return shown.wait(scriptscope::test::scaled(60000)) || !shown.isEmpty();
         }
-        return error.wait(60000) || !error.isEmpty();
+        return error.wait(scriptscope::test::scaled(60000)) || !error.isEmpty();
     }
 
 private Q_SLOTS:
@@ -207,7 +207,7 @@ private Q_SLOTS:
         window_->selectModule(QStringLiteral("features.1")); // BatchNorm2d: 2 parameters, 3 buffers
         QSignalSpy shown(window_, &MainWindow::statisticsShown);
         window_->modelWorkspace()->requestStatistics();
-        QVERIFY(shown.wait(30000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(30000)));
         const QStandardItem* parameters = scriptscope::test::detailsModel(window_)->item(0);
         QCOMPARE(parameters->rowCount(), 2);
         // BatchNorm2d's weight starts at ones, its bias at zeros.
@@ -307,7 +307,7 @@ private Q_SLOTS:
             QVERIFY2(error.contains(QStringLiteral("aten::scaled_dot_product_attention")) &&
                          error.contains(QStringLiteral("built on PyTorch \u2265 2.0")),
                      qPrintable(error));
-            QTRY_VERIFY_WITH_TIMEOUT(!preview.isEmpty(), 60000);
+            QTRY_VERIFY_WITH_TIMEOUT(!preview.isEmpty(), scriptscope::test::scaled(60000));
             QVERIFY2(window_->safePreview()
                          ->codeFileNames()
                          .join(QLatin1Char(' '))
@@ -326,11 +326,11 @@ private Q_SLOTS:
         // The archive that crashes LibTorch's loader is read without loading it: its code shows.
         QSignalSpy shown(window_, &MainWindow::previewShown);
         window_->previewWithoutRunning(fx("crash.pt"));
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QVERIFY(
             window_->safePreview()->codeFileNames().contains(QStringLiteral("code/__torch__.py")));
         window_->previewWithoutRunning(fx("short_tensor_data.pt"));
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QVERIFY2(window_->safePreview()->summaryText().contains(QStringLiteral("Damaged")),
                  qPrintable(window_->safePreview()->summaryText()));
         QCOMPARE(window_->safePreview()->storagesModel()->rowCount(), 2);
@@ -349,7 +349,8 @@ private Q_SLOTS:
             QSignalSpy shown(window_, &MainWindow::modelShown);
             QSignalSpy error(window_, &MainWindow::errorShown);
             window_->openFile(dir.filePath(names[i]));
-            QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !error.isEmpty(), 60000);
+            QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !error.isEmpty(),
+                                     scriptscope::test::scaled(60000));
             if (!error.isEmpty()) {
                 QVERIFY2(!scriptscope::test::errorText(window_).isEmpty(), qPrintable(names[i]));
             }
@@ -364,7 +365,7 @@ private Q_SLOTS:
         panel->setInput(0, QStringLiteral("ones"), QStringLiteral("2"));
         QSignalSpy failed(panel, &RunPanel::runFailed);
         panel->runOnce();
-        QVERIFY(failed.wait(60000));
+        QVERIFY(failed.wait(scriptscope::test::scaled(60000)));
         QVERIFY2(panel->statusText().contains(QStringLiteral("refuses this input")),
                  qPrintable(panel->statusText()));
         // A shape the model cannot take: LibTorch's message, then the next run works.
@@ -372,11 +373,11 @@ private Q_SLOTS:
         panel->setInput(0, QStringLiteral("ones"), QStringLiteral("3x5"));
         panel->setInput(1, QStringLiteral("ones"), QStringLiteral("3x4"));
         panel->runOnce();
-        QVERIFY(failed.wait(60000));
+        QVERIFY(failed.wait(scriptscope::test::scaled(60000)));
         QSignalSpy shown(panel, &RunPanel::runShown);
         panel->setInput(0, QStringLiteral("ones"), QStringLiteral("3x4"));
         panel->runOnce();
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QVERIFY(window_->currentFile().endsWith(QStringLiteral("mycell_traced.pt")));
     }
 
@@ -386,7 +387,7 @@ private Q_SLOTS:
         panel->setInput(0, QStringLiteral("ones"), QStringLiteral("2"));
         QSignalSpy failed(panel, &RunPanel::runFailed);
         panel->runOnce();
-        QVERIFY(failed.wait(60000));
+        QVERIFY(failed.wait(scriptscope::test::scaled(60000)));
         QVERIFY2(panel->statusText().contains(QStringLiteral("uses CUDA")),
                  qPrintable(panel->statusText()));
         QVERIFY(window_->currentFile().endsWith(QStringLiteral("hardcoded_cuda.pt")));
@@ -424,7 +425,7 @@ private Q_SLOTS:
         QVERIFY(open(fx("crash.pt"), false));
         QSignalSpy text(worker_, &WorkerClient::textReady);
         const quint64 id = worker_->graph(QString(), QStringLiteral("forward"), true);
-        QVERIFY(text.wait(60000));
+        QVERIFY(text.wait(scriptscope::test::scaled(60000)));
         QCOMPARE(text.first().at(0).toULongLong(), id);
         const auto expected = nlohmann::json::parse(readText(fixture("wrap_rnn.expected.json")));
         QCOMPARE(text.first().at(1).toString().toStdString(),
@@ -438,7 +439,7 @@ private Q_SLOTS:
         worker_->graph(QString(), QStringLiteral("forward"), true); // runs
         worker_->statistics(QStringLiteral("features.0"));          // queued, then replaced
         const quint64 last = worker_->statistics(QStringLiteral("head"));
-        QTRY_COMPARE_WITH_TIMEOUT(statistics.size(), 1, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(statistics.size(), 1, scriptscope::test::scaled(60000));
         QCOMPARE(statistics.first().at(0).toULongLong(), last);
         QCOMPARE(failures.size(), 0);
         QTRY_VERIFY(!worker_->busy());
@@ -493,7 +494,7 @@ private Q_SLOTS:
         window_->openFile(fx("hang.pt"));
         QVERIFY(worker_->busy());
         QTimer::singleShot(500, worker_, &WorkerClient::cancel);
-        QVERIFY(error.wait(30000));
+        QVERIFY(error.wait(scriptscope::test::scaled(30000)));
         QVERIFY2(
             scriptscope::test::errorText(window_).startsWith(QStringLiteral("Cancelled loading")),
             qPrintable(scriptscope::test::errorText(window_)));
@@ -568,7 +569,7 @@ private Q_SLOTS:
         QCOMPARE(reload->shortcut(), QKeySequence(QKeySequence::Refresh));
         QSignalSpy shown(window_, &MainWindow::modelShown);
         reload->trigger();
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QCOMPARE(QString::fromStdString(window_->model().path), fx("wrap_rnn.pt"));
         QCOMPARE(scriptscope::test::moduleTree(window_)
                      ->currentIndex()
@@ -596,7 +597,7 @@ private Q_SLOTS:
         // A model opens in the Model workspace.
         QSignalSpy shown(window_, &MainWindow::modelShown);
         QVERIFY(drop({QUrl::fromLocalFile(fx("mycell_scripted.pt"))}));
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QCOMPARE(QString::fromStdString(window_->model().path), fx("mycell_scripted.pt"));
         // An image goes to the warp editor, TIFF included.
         QVERIFY(drop({QUrl::fromLocalFile(fx("warp_source.tif"))}));
@@ -624,7 +625,7 @@ private Q_SLOTS:
         QSignalSpy shown(window_, &MainWindow::modelShown);
         QFile::remove(path);
         QVERIFY(QFile::copy(fx("mycell_scripted.pt"), path));
-        QVERIFY(shown.wait(30000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(30000)));
         QCOMPARE(window_->model().modules.size(), size_t(3));
         // The selected module is kept where it still exists.
         QCOMPARE(scriptscope::test::moduleTree(window_)

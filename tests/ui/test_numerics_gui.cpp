@@ -169,7 +169,8 @@ private Q_SLOTS:
                       QStringLiteral("import sys, torch; torch.save(torch.load(sys.argv[1])[0], "
                                      "sys.argv[2])"),
                       fx("stats_model.inputs.pt"), input});
-        QVERIFY(python.waitForFinished(120000) && python.exitCode() == 0);
+        QVERIFY(python.waitForFinished(scriptscope::test::scaled(120000)) &&
+                python.exitCode() == 0);
         window_->runPanel()->setInput(0, QStringLiteral("file"), input);
         panel_->setComparison(QStringLiteral("device"), QStringLiteral("cpu"));
         showNumerics(0);

@@ -77,7 +77,10 @@ private:
         QSignalSpy failed(panel_, &RunPanel::runFailed);
         panel_->runOnce();
         if (failed.isEmpty()) {
-            [&]() { QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !failed.isEmpty(), 180000); }();
+            [&]() {
+                QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() || !failed.isEmpty(),
+                                         scriptscope::test::scaled(180000));
+            }();
         }
         if (!failed.isEmpty()) {
             qWarning() << "run failed:" << panel_->statusText();
@@ -285,7 +288,7 @@ private Q_SLOTS:
         // Statistics on demand: of the dequantized values.
         QSignalSpy shown(window_, &MainWindow::statisticsShown);
         window_->modelWorkspace()->requestStatistics();
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QStandardItem* parameters = scriptscope::test::detailsModel(window_)->item(0);
         QVERIFY2(parameters->child(0, 4)->text().contains(QStringLiteral("mean")),
                  qPrintable(parameters->child(0, 4)->text()));
@@ -400,7 +403,7 @@ private Q_SLOTS:
     void ctrlOAfterAnError() {
         QSignalSpy error(window_, &MainWindow::errorShown);
         window_->openFile(fx("text.pt"));
-        QVERIFY(error.wait(60000));
+        QVERIFY(error.wait(scriptscope::test::scaled(60000)));
         window_->activateWindow();
         QWidget* focus = QApplication::focusWidget();
         QVERIFY2(focus && focus->isVisible(), "no visible widget has the focus after the error");

@@ -178,7 +178,7 @@ private Q_SLOTS:
         window_->show();
         QSignalSpy shown(window_, &MainWindow::modelShown);
         window_->openFile(kResources + QStringLiteral("/demo_model.pt"));
-        QVERIFY(shown.wait(120000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(120000)));
         panel_ = window_->runPanel();
         window_->workspaces()->setCurrentWidget(panel_);
         // The demo's warp, as a person would load it in the warp editor; the demo's classify_page
@@ -241,7 +241,8 @@ private Q_SLOTS:
     }
 
     void deviceListIsHonestAboutCuda() {
-        QTRY_VERIFY_WITH_TIMEOUT(panel_->deviceBox()->count() >= 2, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel_->deviceBox()->count() >= 2,
+                                 scriptscope::test::scaled(30000));
         QCOMPARE(panel_->deviceBox()->itemData(0).toString(), QStringLiteral("cpu"));
         auto* model = qobject_cast<QStandardItemModel*>(panel_->deviceBox()->model());
         QVERIFY(model->item(0)->isEnabled());
@@ -363,7 +364,7 @@ private Q_SLOTS:
                    QStringLiteral("image:") + kResources + QStringLiteral("/demo.png"),
                    QStringLiteral("--input"), QStringLiteral("matrix:") + matrix,
                    QStringLiteral("--iters"), QStringLiteral("2"), QStringLiteral("--json")});
-        QVERIFY(cli.waitForFinished(120000));
+        QVERIFY(cli.waitForFinished(scriptscope::test::scaled(120000)));
         QCOMPARE(cli.exitCode(), 0);
         const auto json = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
         const OutputValue& gui = panel_->lastResult()->output;
@@ -458,18 +459,18 @@ private Q_SLOTS:
         Homography h = window_->warpEditor()->matrix();
         h[5] += 3;
         QVERIFY(window_->warpEditor()->setMatrix(h));
-        QVERIFY(shown.wait(120000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(120000)));
         panel_->liveBox()->setChecked(false);
     }
 
     void continuousRunsUntilCancelled() {
         QSignalSpy shown(panel_, &RunPanel::runShown);
         panel_->setContinuous(true);
-        QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 3, 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 3, scriptscope::test::scaled(120000));
         panel_->cancel();
         QVERIFY(!panel_->continuous());
         // Once the worker is idle no further run is queued: delivering what is pending starts none.
-        QTRY_VERIFY_WITH_TIMEOUT(!worker_->busy(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!worker_->busy(), scriptscope::test::scaled(60000));
         const int runs = panel_->historyModel()->rowCount();
         QCoreApplication::processEvents();
         QVERIFY(!worker_->busy());
@@ -536,7 +537,7 @@ private Q_SLOTS:
         // Another model: its own settings (the defaults), not the demo's.
         QSignalSpy shown(window_, &MainWindow::modelShown);
         window_->openFile(QString::fromStdString(scriptscope::test::fixture("decision_gate.pt")));
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QTRY_COMPARE(panel_->methodBox()->currentText(), QStringLiteral("forward"));
         QCOMPARE(panel_->iterationsBox()->value(), 20);
         QCOMPARE(panel_->warmupBox()->value(), 2);
@@ -544,16 +545,16 @@ private Q_SLOTS:
         panel_->iterationsBox()->setValue(4);
         // Back to the demo: what was set for it comes back, and the other model keeps its own.
         window_->openFile(demo);
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QTRY_COMPARE(panel_->iterationsBox()->value(), 7);
         QCOMPARE(panel_->warmupBox()->value(), 3);
         QVERIFY(panel_->profileBox()->isChecked());
         QCOMPARE(panel_->inputsTable()->rowCount(), 2);
         window_->openFile(QString::fromStdString(scriptscope::test::fixture("decision_gate.pt")));
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QTRY_COMPARE(panel_->iterationsBox()->value(), 4);
         window_->openFile(demo);
-        QVERIFY(shown.wait(60000));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QTRY_COMPARE(panel_->inputsTable()->rowCount(), 2);
         panel_->profileBox()->setChecked(false);
     }

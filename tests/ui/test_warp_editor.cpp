@@ -112,7 +112,7 @@ bool waitForFullResolution(WarpEditor& editor) {
         return true;
     }
     QSignalSpy ready(&editor, &WarpEditor::fullResolutionReady);
-    return ready.wait(10000) && editor.isFullResolutionCurrent();
+    return ready.wait(scriptscope::test::scaled(10000)) && editor.isFullResolutionCurrent();
 }
 
 QPoint onScreen(ImageCanvas* view, const Point& p) {
@@ -736,7 +736,7 @@ private Q_SLOTS:
         QVERIFY(editor_->setMatrix(rotationAboutCentre(10, 160, 120)));
         const QString path = dir.filePath(QStringLiteral("warped.png"));
         editor_->exportImage(path);
-        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(path), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(path), scriptscope::test::scaled(10000));
         QCOMPARE(QImage(path).convertToFormat(QImage::Format_RGBA8888),
                  referenceWarp(editor_->sourceImage(), editor_->state()));
         const QString tiff = dir.filePath(QStringLiteral("warped.tif"));
