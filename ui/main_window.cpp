@@ -5,6 +5,7 @@
 #include "run_panel.h"
 #include "safe_preview.h"
 #include "warp_editor.h"
+#include "wheel_guard.h"
 #include "worker_client.h"
 
 #include <QUndoStack>
@@ -71,6 +72,7 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     , worker_(worker) {
     setWindowTitle(QStringLiteral("ScriptScope"));
     setAcceptDrops(true);
+    WheelGuard::install();
     buildUi();
     buildMenus();
 

@@ -6,6 +6,7 @@
 #include "gui_test_support.h"
 #include "test_support.h"
 
+#include <input_table.h>
 #include <main_window.h>
 #include <matrix_io.h>
 #include <module_tree_model.h>
@@ -16,11 +17,13 @@
 #include <schema.h>
 #include <timing_plot.h>
 #include <warp_editor.h>
+#include <wheel_guard.h>
 #include <worker_client.h>
 
 #include <nlohmann/json.hpp>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -37,6 +40,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <limits>
@@ -238,6 +242,36 @@ private Q_SLOTS:
         QCOMPARE(source(0), QStringLiteral("value"));
         choose("classify_page");
         QCOMPARE(panel_->inputsTable()->rowCount(), 2);
+    }
+
+    void wheelOverAnUnfocusedControlChangesNothing() {
+        // Scrolling the Run panel over the input table must not change a row's source.
+        auto wheel = [](QWidget* target) {
+            QWheelEvent event(QPointF(5, 5), target->mapToGlobal(QPointF(5, 5)), QPoint(),
+                              QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                              false);
+            QApplication::sendEvent(target, &event);
+        };
+        auto* combo = qobject_cast<QComboBox*>(
+            panel_->inputsTable()->cellWidget(panel_->inputsTable()->rowCount() - 1, 2));
+        QVERIFY(combo && combo->count() > 1);
+        combo->clearFocus();
+        QCOMPARE(scriptscope::WheelGuard::guardedControl(combo), combo);
+        const int before = combo->currentIndex();
+        const int argument = panel_->inputTable()->arguments().size() > 1 ? 1 : 0;
+        const QString sources = panel_->inputTable()->source(argument);
+        wheel(combo);
+        wheel(combo);
+        QCOMPARE(combo->currentIndex(), before);
+        QCOMPARE(panel_->inputTable()->source(argument), sources);
+        // The same wheel event does change a combo box outside a scroll area (a toolbar's): the
+        // guard, not the event, is what keeps the row as it was.
+        QComboBox free;
+        free.addItems({QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")});
+        free.show();
+        QVERIFY(!scriptscope::WheelGuard::guardedControl(&free));
+        wheel(&free);
+        QVERIFY(free.currentIndex() != 0);
     }
 
     void deviceListIsHonestAboutCuda() {
