@@ -259,8 +259,19 @@ private Q_SLOTS:
 
     void segmentationDrawnOverTheImage() {
         QVERIFY(open(fx("segmenter.pt")));
-        // Nothing of the detector's result shows under the segmenter.
-        QVERIFY(panel_->outputs()->resultView()->image().isNull());
+        // Nothing of the detector's result shows under the segmenter, on any tab: Result (the
+        // picture and its caption), Values, Image, Top-k, Compare.
+        OutputPanel* before = panel_->outputs();
+        QVERIFY(before->resultView()->image().isNull());
+        QVERIFY2(before->taskSummary().startsWith(QStringLiteral("Run the model")),
+                 qPrintable(before->taskSummary()));
+        QCOMPARE(before->outputModel()->rowCount(), 0);
+        QCOMPARE(before->tableModel()->rowCount(), 0);
+        QVERIFY(before->imageView()->image().isNull());
+        QCOMPARE(before->topKModel()->rowCount(), 0);
+        QVERIFY(before->topKNote().isEmpty());
+        QVERIFY2(!before->comparisonText().contains(QStringLiteral("detection")),
+                 qPrintable(before->comparisonText()));
         panel_->setInput(0, QStringLiteral("image"), fx("det_a.png"));
         panel_->iterationsBox()->setValue(1);
         panel_->warmupBox()->setValue(0);

@@ -436,6 +436,7 @@ void OutputPanel::clear(const std::string& modelPath) {
     } else {
         compareText_->setText(tr("Keep a result to compare the next ones with it."));
     }
+    showTask(); // the Result tab's caption is the last run's: now there is none
 }
 
 QString OutputPanel::topKNote() const {
