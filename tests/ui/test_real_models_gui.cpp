@@ -257,6 +257,57 @@ private Q_SLOTS:
         QCOMPARE(inputs->elementCount(0), 1);
     }
 
+    void noneWhereTheSchemaAllowsIt() {
+        // None for an Optional[Tensor] argument, an element of List[Optional[Tensor]] and a
+        // Dict[str, Optional[Tensor]] value: offered and taken, as the CLI's --input none is.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("optional.pt"));
+        // TorchScript reads the class's source, so the script is a file.
+        const QString script = dir.filePath(QStringLiteral("make_optional.py"));
+        {
+            QFile file(script);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(
+                "import sys, torch\n"
+                "from typing import Dict, List, Optional\n"
+                "class M(torch.nn.Module):\n"
+                "    def forward(self, x: torch.Tensor, extra: Optional[torch.Tensor],\n"
+                "                items: List[Optional[torch.Tensor]],\n"
+                "                table: Dict[str, Optional[torch.Tensor]]) -> torch.Tensor:\n"
+                "        n = 0\n"
+                "        if extra is None:\n"
+                "            n += 1\n"
+                "        for i in items:\n"
+                "            if i is None:\n"
+                "                n += 1\n"
+                "        for v in table.values():\n"
+                "            if v is None:\n"
+                "                n += 1\n"
+                "        return x + n\n"
+                "torch.jit.script(M()).save(sys.argv[1])\n");
+        }
+        const auto made =
+            scriptscope::test::runProgram(QStringLiteral(SCRIPTSCOPE_PYTHON), {script, path});
+        QVERIFY2(made.exitCode == 0, made.err.c_str());
+        QVERIFY(open(path));
+        InputTable* inputs = panel_->inputTable();
+        panel_->setInput(0, QStringLiteral("ones"), QStringLiteral("2"));
+        panel_->setInput(1, QStringLiteral("none"));
+        panel_->setInput(2, QStringLiteral("elements"));
+        inputs->setElement(2, 0, QStringLiteral("none"));
+        inputs->setElement(2, 1, QStringLiteral("ones"), QStringLiteral("2"));
+        panel_->setInput(3, QStringLiteral("elements"));
+        inputs->setElement(3, 0, QStringLiteral("none"), {}, QStringLiteral("a"));
+        QCOMPARE(inputs->source(2, 0), QStringLiteral("none"));
+        QCOMPARE(inputs->source(3, 0), QStringLiteral("none"));
+        panel_->iterationsBox()->setValue(1);
+        panel_->warmupBox()->setValue(0);
+        QVERIFY2(run(), qPrintable(panel_->statusText()));
+        // ones(2) + 3 Nones.
+        const auto& preview = panel_->lastResult()->output.preview;
+        QCOMPARE(preview, (std::vector<double>{4.0, 4.0}));
+    }
+
     void segmentationDrawnOverTheImage() {
         QVERIFY(open(fx("segmenter.pt")));
         // Nothing of the detector's result shows under the segmenter, on any tab: Result (the

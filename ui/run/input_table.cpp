@@ -313,7 +313,7 @@ void InputTable::fillSources(int tableRow) {
         keys = {QStringLiteral("value"), QStringLiteral("file")};
         break;
     }
-    if (row.element < 0 && row.optional) {
+    if (row.optional) {
         keys << QStringLiteral("none");
     }
     if (row.element < 0 && row.hasDefault) {
@@ -407,6 +407,12 @@ int InputTable::addElement(int argument) {
         row.type = parent.type.elements.size() == 2 ? parent.type.elements[1] : TypeShape{};
     } else {
         row.type = parent.type.elements.empty() ? TypeShape{} : parent.type.elements.front();
+    }
+    // An element of List[Optional[Tensor]] (or a dict's Optional value) may be None.
+    if (row.type.kind == TypeShape::Kind::Optional && !row.type.elements.empty()) {
+        row.optional = true;
+        const TypeShape inner = row.type.elements.front();
+        row.type = inner;
     }
     const int at = argumentRow + index + 1;
     insertRow(at, row);
@@ -632,7 +638,9 @@ std::optional<InputSpec> InputTable::specOf(int tableRow, const QString& imageOp
         }
         spec = *parsed;
     }
-    if (!fits(row.type, spec)) {
+    // None wherever the schema allows it: an Optional argument, element or dict value.
+    const bool noneAllowed = spec.kind == InputSpec::Kind::None && row.optional;
+    if (!noneAllowed && !fits(row.type, spec)) {
         return fail(tr("is %1, but the input is %2")
                         .arg(QString::fromStdString(row.type.text),
                              QString::fromStdString(spec.describe())));
