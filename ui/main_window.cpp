@@ -26,6 +26,7 @@
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QFormLayout>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImageReader>
@@ -209,7 +210,39 @@ void MainWindow::buildUi() {
     workspaces_->addTab(numericsPanel_, tr("Numerics"));
     connect(numericsPanel_, &NumericsPanel::showModelWorkspace, this,
             [this]() { workspaces_->setCurrentWidget(modelWorkspace_); });
-    setCentralWidget(workspaces_);
+
+    // A file that would not open is said wherever the person is: the Model workspace has its own
+    // banner; over the other workspaces this one says it, with the way to the details.
+    openBanner_ = new QFrame(this);
+    openBanner_->setObjectName(QStringLiteral("openErrorBanner"));
+    openBanner_->setStyleSheet(
+        QStringLiteral("#openErrorBanner { background: #f8d7da; } #openErrorBanner QLabel { "
+                       "color: #58151c; }"));
+    auto* bannerLayout = new QHBoxLayout(openBanner_);
+    openBannerText_ = new QLabel(openBanner_);
+    openBannerText_->setWordWrap(true);
+    openBannerText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bannerLayout->addWidget(openBannerText_, 1);
+    auto* details = new QPushButton(tr("Show in the Model workspace"), openBanner_);
+    connect(details, &QPushButton::clicked, this,
+            [this]() { workspaces_->setCurrentWidget(modelWorkspace_); });
+    bannerLayout->addWidget(details);
+    auto* dismiss = new QPushButton(tr("Dismiss"), openBanner_);
+    connect(dismiss, &QPushButton::clicked, openBanner_, &QWidget::hide);
+    bannerLayout->addWidget(dismiss);
+    openBanner_->hide();
+    connect(workspaces_, &QTabWidget::currentChanged, this, [this]() {
+        if (workspaces_->currentWidget() == modelWorkspace_) {
+            openBanner_->hide(); // the Model workspace shows the same message in its banner
+        }
+    });
+    auto* central = new QWidget(this);
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    centralLayout->addWidget(openBanner_);
+    centralLayout->addWidget(workspaces_, 1);
+    setCentralWidget(central);
     connect(warpEditor_, &WarpEditor::sessionChanged, this, [this]() {
         // Written (and synced) as it changes, so that a crash loses nothing.
         QSettings settings;
@@ -358,6 +391,10 @@ void MainWindow::showModel(const ModelInfo& info) {
         statusBar()->showMessage(notes.join(QStringLiteral("; ")), 20000);
     }
 
+    openBanner_->hide();
+    if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
+        statusBar()->clearMessage();
+    }
     statusFile_->setText(
         QStringLiteral("%1 (%2)").arg(currentFile_, q(formatBytes(info.probe.fileSize))));
     statusModel_->setText(tr("%1 modules, %2 parameters (%3), %4 methods")
@@ -380,6 +417,13 @@ void MainWindow::showError(const Error& error) {
         error.kind == ErrorKind::Crashed || error.kind == ErrorKind::TimedOut ||
         error.kind == ErrorKind::OutOfMemory;
     modelWorkspace_->showError(error, message, archiveProblem && QFileInfo(pendingFile_).isFile());
+    const QString name = QFileInfo(pendingFile_).fileName();
+    const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
+    statusBar()->showMessage(tr("Could not open %1: %2").arg(name, firstLine));
+    if (workspaces_->currentWidget() != modelWorkspace_) {
+        openBannerText_->setText(tr("Could not open %1. %2").arg(name, message));
+        openBanner_->show();
+    }
     // Saved by a newer PyTorch: this build can never load it, but its tree, code and records can
     // be read without running anything, so they are shown at once.
     if (error.kind == ErrorKind::NeedsNewerLibTorch && QFileInfo(pendingFile_).isFile()) {
@@ -643,6 +687,10 @@ QString MainWindow::aboutText() const {
               "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
               "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
         .arg(QApplication::applicationVersion(), list);
+}
+
+QString MainWindow::openErrorBannerText() const {
+    return openBanner_->isVisibleTo(this) ? openBannerText_->text() : QString();
 }
 
 void MainWindow::showAbout() {

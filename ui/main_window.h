@@ -10,6 +10,7 @@
 #include <QStringList>
 
 class QFileSystemWatcher;
+class QFrame;
 class QLabel;
 class QLineEdit;
 class QComboBox;
@@ -71,6 +72,8 @@ public:
     // Help > About: the version, and what ScriptScope and its worker were built with (LibTorch,
     // whether CUDA is compiled in and usable, OpenCV, Qt), as a bug report needs it.
     QString aboutText() const;
+    // The failed open's message over a workspace other than Model; empty when none shows.
+    QString openErrorBannerText() const;
 
     ModelWorkspace* modelWorkspace() const { return modelWorkspace_; }
     QString currentFile() const { return currentFile_; }
@@ -106,7 +109,9 @@ private:
     WorkerClient* worker_;
     ModelInfo model_;
     QString currentFile_;
-    QStringList workerBuild_; // the worker's buildDescription(), once it has started
+    QStringList workerBuild_;      // the worker's buildDescription(), once it has started
+    QFrame* openBanner_ = nullptr; // a failed open, over the workspaces other than Model
+    QLabel* openBannerText_ = nullptr;
     QString pendingFile_;
     QString reselectPath_;
     QStringList operatorLibraries_;

@@ -31,6 +31,7 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -292,6 +293,33 @@ private Q_SLOTS:
         for (const auto& c : more) {
             QTest::newRow(c[0]) << QString::fromLatin1(c[0]) << QString::fromLatin1(c[1]);
         }
+    }
+
+    void aFailedOpenShowsWhereverThePersonIs() {
+        // In the Run workspace, Ctrl+O on a damaged file: the status bar and a banner over the Run
+        // workspace say so (the Model workspace's banner is not in view).
+        QVERIFY(open(fx("compute.pt")));
+        QVERIFY(window_->showWorkspace(QStringLiteral("run")));
+        QVERIFY(open(fx("truncated.pt"), false));
+        const QString status = window_->statusBar()->currentMessage();
+        QVERIFY2(status.startsWith(QStringLiteral("Could not open truncated.pt: ")) &&
+                     status.contains(QStringLiteral("truncated")),
+                 qPrintable(status));
+        const QString banner = window_->openErrorBannerText();
+        QVERIFY2(banner.contains(QStringLiteral("truncated.pt")) &&
+                     banner.contains(QStringLiteral("Still showing compute.pt")),
+                 qPrintable(banner));
+        saveScreenshot(window_, QStringLiteral("run-failed-open"));
+        // The Model workspace has its own banner; the next model clears both.
+        QVERIFY(window_->showWorkspace(QStringLiteral("model")));
+        QVERIFY(window_->openErrorBannerText().isEmpty());
+        QVERIFY(window_->showWorkspace(QStringLiteral("run")));
+        QVERIFY(open(fx("random.bin"), false));
+        QVERIFY(!window_->openErrorBannerText().isEmpty());
+        QVERIFY(open(fx("mycell_traced.pt")));
+        QVERIFY(window_->openErrorBannerText().isEmpty());
+        QVERIFY(window_->statusBar()->currentMessage().isEmpty());
+        QVERIFY(window_->showWorkspace(QStringLiteral("model")));
     }
 
     void archiveOfANewerPyTorch() {
