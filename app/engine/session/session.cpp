@@ -697,7 +697,7 @@ std::string newerPyTorchMessage(const std::string& path, const std::string& op,
         if (!use.registered && use.name != op && isPyTorchOperator(use.name)) {
             others += (others.empty() ? "" : ", ") + use.name;
             const std::string version = compat::operatorIntroducedIn(use.name);
-            if (!version.empty() && (needed.empty() || version > needed)) {
+            if (!version.empty() && (needed.empty() || compat::releaseBefore(needed, version))) {
                 needed = version;
             }
         }

@@ -2,15 +2,8 @@
 // 2.x) is kept here, not spread through the engine.
 #pragma once
 
-#include <torch/version.h>
-
 #include <string>
 #include <utility>
-
-// True when the LibTorch being compiled against is at least MAJOR.MINOR.
-#define SCRIPTSCOPE_TORCH_AT_LEAST(major, minor)                                                   \
-    (TORCH_VERSION_MAJOR > (major) ||                                                              \
-     (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace scriptscope::compat {
 
@@ -28,6 +21,16 @@ inline std::string operatorIntroducedIn(const std::string& op) {
         }
     }
     return {};
+}
+
+// "2.10" after "2.4": releases compared by their numbers, not as text.
+inline bool releaseBefore(const std::string& a, const std::string& b) {
+    auto parts = [](const std::string& v) {
+        const size_t dot = v.find('.');
+        return std::pair<int, int>(std::stoi(v.substr(0, dot)),
+                                   dot == std::string::npos ? 0 : std::stoi(v.substr(dot + 1)));
+    };
+    return parts(a) < parts(b);
 }
 
 } // namespace scriptscope::compat
