@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by setup.sh, test.sh and run-demo.sh: which PyTorch a build uses, where it builds, and the
 # PyTorch 2.x virtual environment kept in a cache outside the clone.
 #
@@ -81,7 +82,9 @@ scriptscope_build_dir() {
 }
 
 # Reads --torch-venv [VERSION] from the front of the arguments: makes the venv and exports
-# SCRIPTSCOPE_PYTHON. Sets SCRIPTSCOPE_ARGS_USED to how many arguments it took.
+# SCRIPTSCOPE_PYTHON. Sets SCRIPTSCOPE_ARGS_USED to how many arguments it took (for the caller's
+# shift).
+# shellcheck disable=SC2034
 scriptscope_take_torch_venv() {
     SCRIPTSCOPE_ARGS_USED=0
     if [ "${1:-}" = --torch-venv ]; then
