@@ -164,6 +164,11 @@ QString InputTable::nameOf(int tableRow) const {
     return tr("Argument '%1', element %2").arg(argument).arg(row.element);
 }
 
+void InputTable::Row::setType(const TypeShape& shape) {
+    optional = shape.kind == TypeShape::Kind::Optional && !shape.elements.empty();
+    type = optional ? shape.elements.front() : shape;
+}
+
 void InputTable::setArguments(const std::vector<SchemaArgument>& arguments, bool imageModel) {
     arguments_ = arguments;
     imageModel_ = imageModel;
@@ -173,12 +178,7 @@ void InputTable::setArguments(const std::vector<SchemaArgument>& arguments, bool
         const SchemaArgument& argument = arguments_[static_cast<size_t>(a)];
         Row row;
         row.argument = a;
-        row.type = parseTypeShape(argument.type);
-        if (row.type.kind == TypeShape::Kind::Optional && !row.type.elements.empty()) {
-            row.optional = true;
-            const TypeShape inner = row.type.elements.front();
-            row.type = inner;
-        }
+        row.setType(parseTypeShape(argument.type));
         row.hasDefault = argument.hasDefault;
         insertRow(table_->rowCount(), row);
         if (row.type.isContainer()) {
@@ -402,17 +402,13 @@ int InputTable::addElement(int argument) {
         if (index >= static_cast<int>(parent.type.elements.size())) {
             return -1; // a tuple has the elements its type says
         }
-        row.type = parent.type.elements[static_cast<size_t>(index)];
+        row.setType(parent.type.elements[static_cast<size_t>(index)]);
     } else if (parent.type.kind == TypeShape::Kind::Dict) {
-        row.type = parent.type.elements.size() == 2 ? parent.type.elements[1] : TypeShape{};
+        // A dict's value (an Optional one may be None).
+        row.setType(parent.type.elements.size() == 2 ? parent.type.elements[1] : TypeShape{});
     } else {
-        row.type = parent.type.elements.empty() ? TypeShape{} : parent.type.elements.front();
-    }
-    // An element of List[Optional[Tensor]] (or a dict's Optional value) may be None.
-    if (row.type.kind == TypeShape::Kind::Optional && !row.type.elements.empty()) {
-        row.optional = true;
-        const TypeShape inner = row.type.elements.front();
-        row.type = inner;
+        // A list's element (of List[Optional[Tensor]], it may be None).
+        row.setType(parent.type.elements.empty() ? TypeShape{} : parent.type.elements.front());
     }
     const int at = argumentRow + index + 1;
     insertRow(at, row);

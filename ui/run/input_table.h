@@ -76,6 +76,8 @@ private:
         TypeShape type;   // of the argument (Optional unwrapped) or of the element
         bool optional = false;
         bool hasDefault = false;
+        // Sets `type`, an Optional[T] as T with `optional` set: such a row may be None.
+        void setType(const TypeShape& shape);
     };
 
     void insertRow(int at, const Row& row);
