@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "error_banner.h"
 #include "model_workspace.h"
 #include "numerics_panel.h"
 #include "run_panel.h"
@@ -215,11 +216,9 @@ void MainWindow::buildUi() {
     // banner; over the other workspaces this one says it, with the way to the details.
     openBanner_ = new QFrame(this);
     openBanner_->setObjectName(QStringLiteral("openErrorBanner"));
-    openBanner_->setStyleSheet(
-        QStringLiteral("#openErrorBanner { background: #f8d7da; } #openErrorBanner QLabel { "
-                       "color: #58151c; }"));
     auto* bannerLayout = new QHBoxLayout(openBanner_);
     openBannerText_ = new QLabel(openBanner_);
+    paintAsErrorBanner(openBanner_, openBannerText_);
     openBannerText_->setWordWrap(true);
     openBannerText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     bannerLayout->addWidget(openBannerText_, 1);

@@ -5,6 +5,7 @@
 #include "archive_view.h"
 #include "code_view.h"
 #include "details_view.h"
+#include "error_banner.h"
 #include "graph_diagram.h"
 #include "module_tree_model.h"
 #include "worker_client.h"
@@ -78,12 +79,7 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     bannerLayout->addWidget(bannerAction_);
     bannerLayout->addWidget(bannerPreview_);
     bannerLayout->addWidget(bannerClose);
-    bannerBox->setAutoFillBackground(true);
-    QPalette bannerPalette = bannerBox->palette();
-    bannerPalette.setColor(QPalette::Window, QColor(0xf8, 0xd7, 0xda));
-    bannerPalette.setColor(QPalette::WindowText, QColor(0x58, 0x15, 0x1c));
-    bannerBox->setPalette(bannerPalette);
-    banner_->setPalette(bannerPalette);
+    paintAsErrorBanner(bannerBox, banner_);
     bannerBox->hide();
     connect(bannerClose, &QPushButton::clicked, this, [this]() { clearError(); });
     connect(bannerAction_, &QPushButton::clicked, this,
