@@ -73,6 +73,22 @@ if(SCRIPTSCOPE_LIBTORCH_HAS_CUDA)
         set(SCRIPTSCOPE_LIBTORCH_CUDA_VERSION "${CUDA_VERSION}")
     endif()
 endif()
+# The GPU generations the operator's CUDA kernel is built for: those of the Python's torch (sm_75
+# ... sm_120 for PyPI's cu130 wheels), each as machine code, plus PTX of the newest for later GPUs.
+set(SCRIPTSCOPE_TORCH_CUDA_ARCHITECTURES "75-real;80-real;86-real;90-real;100-real;120")
+if(SCRIPTSCOPE_LIBTORCH_HAS_CUDA)
+    execute_process(
+        COMMAND "${SCRIPTSCOPE_PYTHON}" -c
+                "import torch; print(';'.join(a[3:] for a in torch.cuda.get_arch_list() if a.startswith('sm_')))"
+        RESULT_VARIABLE _arch_result OUTPUT_VARIABLE _arch_list ERROR_QUIET
+        OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_arch_result EQUAL 0 AND _arch_list MATCHES "^[0-9]")
+        list(POP_BACK _arch_list _newest_arch)
+        list(TRANSFORM _arch_list APPEND "-real")
+        list(APPEND _arch_list "${_newest_arch}")
+        set(SCRIPTSCOPE_TORCH_CUDA_ARCHITECTURES "${_arch_list}")
+    endif()
+endif()
 message(STATUS "LibTorch CUDA support: ${SCRIPTSCOPE_LIBTORCH_HAS_CUDA} ${SCRIPTSCOPE_LIBTORCH_CUDA_VERSION}")
 # Official LibTorch packages put their ABI flag in TORCH_CXX_FLAGS rather than on the target.
 if(TORCH_CXX_FLAGS)

@@ -1,5 +1,7 @@
 #include "warp_perspective.h"
 
+#include "warp_internal.h"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -92,6 +94,8 @@ cv::Mat matView(const torch::Tensor& plane, int64_t channels, int depth) {
                    CV_MAKETYPE(depth, static_cast<int>(channels)), plane.data_ptr(), rowStep);
 }
 
+} // namespace
+
 // True when rows of an H x W (x C) tensor can be handed to OpenCV as they are.
 bool rowsArePacked(const torch::Tensor& image, int64_t channels) {
     if (image.dim() == 3 && image.stride(2) != 1) {
@@ -110,6 +114,8 @@ void checkImageSize(int64_t height, int64_t width, const char* what) {
     TORCH_CHECK(height <= kMaxSide && width <= kMaxSide, "warp_perspective: ", what, " of ", height,
                 "x", width, " exceeds the largest supported side of ", kMaxSide);
 }
+
+namespace {
 
 // Runs cv::warpPerspective into `dst`, which already holds the output tensor's memory. Any
 // cv::Exception becomes a c10::Error so it never escapes the operator.
@@ -174,14 +180,13 @@ const char* toString(BorderMode border) {
 
 std::array<double, 9> checkedHomography(const torch::Tensor& warp) {
     TORCH_CHECK(warp.defined(), "warp_perspective: the warp matrix is undefined");
-    TORCH_CHECK(warp.device().is_cpu(), "warp_perspective: the warp matrix is on ", warp.device(),
-                "; it must be a CPU tensor");
     TORCH_CHECK(warp.dim() == 2 && warp.size(0) == 3 && warp.size(1) == 3,
                 "warp_perspective: the warp matrix must be 3x3, got shape ", warp.sizes());
     TORCH_CHECK(warp.is_floating_point() && !warp.is_complex(),
                 "warp_perspective: the warp matrix must be float32 or float64, got ",
                 warp.scalar_type());
-    const auto values = warp.to(torch::kFloat64).contiguous();
+    // Nine numbers: a matrix on the GPU is copied here, which waits for the work that makes it.
+    const auto values = warp.to(torch::kCPU, torch::kFloat64).contiguous();
     std::array<double, 9> h{};
     std::copy_n(values.data_ptr<double>(), 9, h.begin());
     for (const double v : h) {
@@ -201,27 +206,21 @@ std::array<double, 9> checkedHomography(const torch::Tensor& warp) {
     return h;
 }
 
-namespace {
-
-struct ImageShape {
-    bool batched = false;
-    int64_t height = 0;
-    int64_t width = 0;
-    int64_t channels = 1; // of an HxWxC image, or the C of NxCxHxW
-    int depth = 0;
-};
-
 ImageShape checkImage(const torch::Tensor& image) {
     TORCH_CHECK(image.defined(), "warp_perspective: the image is undefined");
-    TORCH_CHECK(image.device().is_cpu(), "warp_perspective: the image is on ", image.device(),
-                "; this operator runs on the CPU (call .cpu() first)");
+    TORCH_CHECK(image.device().is_cpu() || image.device().is_cuda(),
+                "warp_perspective: the image is on ", image.device(),
+                "; this operator runs on the CPU and on CUDA");
     TORCH_CHECK(image.layout() == torch::kStrided, "warp_perspective: sparse images are not "
                                                    "supported");
     TORCH_CHECK(image.dim() >= 2 && image.dim() <= 4,
                 "warp_perspective: expected an image of shape HxW, HxWxC or NxCxHxW, got ",
                 image.dim(), " dimension(s) ", image.sizes());
     ImageShape shape;
-    shape.depth = cvDepth(image.scalar_type());
+    TORCH_CHECK(image.scalar_type() == torch::kUInt8 || image.scalar_type() == torch::kFloat32 ||
+                    image.scalar_type() == torch::kFloat64,
+                "warp_perspective: unsupported image dtype ", image.scalar_type(),
+                "; use uint8, float32 or float64");
     shape.batched = image.dim() == 4;
     shape.height = shape.batched ? image.size(2) : image.size(0);
     shape.width = shape.batched ? image.size(3) : image.size(1);
@@ -239,15 +238,45 @@ ImageShape checkImage(const torch::Tensor& image) {
     return shape;
 }
 
+torch::Tensor emptyOutput(const torch::Tensor& image, const ImageShape& shape,
+                          const WarpOptions& options) {
+    const int64_t height = options.size ? (*options.size)[0] : shape.height;
+    const int64_t width = options.size ? (*options.size)[1] : shape.width;
+    checkImageSize(height, width, "the output size");
+    if (shape.batched) {
+        return torch::empty({image.size(0), shape.channels, height, width}, image.options());
+    }
+    if (image.dim() == 3) {
+        return torch::empty({height, width, shape.channels}, image.options());
+    }
+    return torch::empty({height, width}, image.options());
+}
+
+sampling::Plan makePlan(const std::array<double, 9>& homography, const WarpOptions& options) {
+    sampling::Plan plan;
+    cv::Mat m(3, 3, CV_64F, plan.m);
+    cv::Mat(3, 3, CV_64F, const_cast<double*>(homography.data())).copyTo(m); // NOLINT
+    if (!options.inverse) {
+        // What cv::warpPerspective does with a forward matrix, so both kernels sample alike.
+        cv::invert(m, m);
+    }
+    sampling::setInterpolation(plan, static_cast<int>(options.interpolation),
+                               static_cast<int>(options.border), options.border_value);
+    return plan;
+}
+
+namespace {
+
 // Warps a checked image into `output`, whose rows (or planes' rows) are packed.
 void warpChecked(const torch::Tensor& image, const ImageShape& shape, const cv::Mat& homography,
                  torch::Tensor& output, const WarpOptions& options) {
+    const int depth = cvDepth(image.scalar_type());
     if (!shape.batched) {
         // Strided rows are fine; anything else (channels-first views, stride-0 expansions) is
         // made contiguous once.
         const auto source = rowsArePacked(image, shape.channels) ? image : image.contiguous();
-        const cv::Mat src = matView(source, shape.channels, shape.depth);
-        cv::Mat dst = matView(output, shape.channels, shape.depth);
+        const cv::Mat src = matView(source, shape.channels, depth);
+        cv::Mat dst = matView(output, shape.channels, depth);
         warpInto(src, dst, homography, options);
         return;
     }
@@ -256,9 +285,9 @@ void warpChecked(const torch::Tensor& image, const ImageShape& shape, const cv::
     const auto source = planesPacked ? image : image.contiguous();
     for (int64_t n = 0; n < image.size(0); ++n) {
         for (int64_t c = 0; c < shape.channels; ++c) {
-            const cv::Mat src = matView(source[n][c], 1, shape.depth);
+            const cv::Mat src = matView(source[n][c], 1, depth);
             auto plane = output[n][c];
-            cv::Mat dst = matView(plane, 1, shape.depth);
+            cv::Mat dst = matView(plane, 1, depth);
             warpInto(src, dst, homography, options);
         }
     }
@@ -269,20 +298,12 @@ void warpChecked(const torch::Tensor& image, const ImageShape& shape, const cv::
 torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& warp,
                                const WarpOptions& options) {
     const ImageShape shape = checkImage(image);
+    if (image.is_cuda()) {
+        return warpOnCuda(image, shape, warp, options);
+    }
     auto h = checkedHomography(warp);
     const cv::Mat homography(3, 3, CV_64F, h.data());
-    const int64_t outHeight = options.size ? (*options.size)[0] : shape.height;
-    const int64_t outWidth = options.size ? (*options.size)[1] : shape.width;
-    checkImageSize(outHeight, outWidth, "the output size");
-    torch::Tensor output;
-    if (shape.batched) {
-        output =
-            torch::empty({image.size(0), shape.channels, outHeight, outWidth}, image.options());
-    } else if (image.dim() == 3) {
-        output = torch::empty({outHeight, outWidth, shape.channels}, image.options());
-    } else {
-        output = torch::empty({outHeight, outWidth}, image.options());
-    }
+    torch::Tensor output = emptyOutput(image, shape, options);
     warpChecked(image, shape, homography, output, options);
     return output;
 }
@@ -290,6 +311,10 @@ torch::Tensor warp_perspective(const torch::Tensor& image, const torch::Tensor& 
 void warp_perspective_out(const torch::Tensor& image, const torch::Tensor& warp, torch::Tensor& out,
                           const WarpOptions& options) {
     const ImageShape shape = checkImage(image);
+    TORCH_CHECK(image.device().is_cpu(),
+                "warp_perspective: the output variant runs on the CPU; "
+                "the image is on ",
+                image.device());
     auto h = checkedHomography(warp);
     const cv::Mat homography(3, 3, CV_64F, h.data());
     TORCH_CHECK(out.defined() && out.device().is_cpu() && out.layout() == torch::kStrided,
@@ -357,12 +382,27 @@ void ensureRegistered() {
     TORCH_CHECK(schema.has_value(), "my_ops::warp_perspective is not registered");
 }
 
-namespace {
+#ifndef MY_OPS_WITH_CUDA
+torch::Tensor warpOnCuda(const torch::Tensor& image, const ImageShape& /*shape*/,
+                         const torch::Tensor& /*warp*/, const WarpOptions& /*options*/) {
+    TORCH_CHECK(false, "warp_perspective: the image is on ", image.device(),
+                ", but this build of the operator has no CUDA kernel: it was built against a "
+                "LibTorch without CUDA (build against PyTorch 2.x from PyPI for CUDA)");
+    return {};
+}
+#endif
 
 torch::Tensor warpPerspectiveOp(const torch::Tensor& image, const torch::Tensor& warp,
                                 c10::optional<std::vector<int64_t>> size,
                                 const std::string& interpolation, const std::string& border,
                                 double borderValue, bool inverse) {
+    return warp_perspective(image, warp,
+                            optionsFrom(size, interpolation, border, borderValue, inverse));
+}
+
+WarpOptions optionsFrom(const c10::optional<std::vector<int64_t>>& size,
+                        const std::string& interpolation, const std::string& border,
+                        double borderValue, bool inverse) {
     WarpOptions options;
     if (size) {
         TORCH_CHECK(size->size() == 2, "warp_perspective: size must be [height, width], got ",
@@ -373,18 +413,23 @@ torch::Tensor warpPerspectiveOp(const torch::Tensor& image, const torch::Tensor&
     options.border = parseBorderMode(border);
     options.border_value = borderValue;
     options.inverse = inverse;
-    return warp_perspective(image, warp, options);
+    return options;
 }
-
-} // namespace
 
 TORCH_LIBRARY(my_ops, m) {
     // Registration order matters: a two-argument call resolves to the tutorial's schema first.
-    m.def("warp_perspective(Tensor image, Tensor warp) -> Tensor", &warp_perspective_tutorial);
+    m.def("warp_perspective(Tensor image, Tensor warp) -> Tensor");
     m.def("warp_perspective.options(Tensor image, Tensor warp, int[]? size=None, "
           "str interpolation=\"linear\", str border=\"constant\", float border_value=0., "
-          "bool inverse=False) -> Tensor",
-          &warpPerspectiveOp);
+          "bool inverse=False) -> Tensor");
+}
+
+// The kernels per device: this one for CPU tensors; warp_perspective_cuda.cpp registers the CUDA
+// kernel in builds whose LibTorch has CUDA. Both are the same functions: warp_perspective() picks
+// the kernel by the image's device, so C++ callers that skip the dispatcher get the same result.
+TORCH_LIBRARY_IMPL(my_ops, CPU, m) {
+    m.impl("warp_perspective", &warp_perspective_tutorial);
+    m.impl("warp_perspective.options", &warpPerspectiveOp);
 }
 
 } // namespace my_ops

@@ -58,5 +58,14 @@ try:
 except RuntimeError as error:
     check("singular" in str(error), "singular matrix refused with a clear message")
 
-print("%d passed, %d failed" % (6 - len(failures), len(failures)))
+# The kernels per device, as the dispatcher lists them: CPU always; CUDA exactly when this torch
+# has CUDA (the operator's own kernel, ops/warp_cuda.cu). No GPU is needed to see the registration.
+dump = torch._C._dispatch_dump("my_ops::warp_perspective.options")
+kernels = [line.split(":")[0] for line in dump.splitlines() if "registered at" in line
+           and not line.startswith("debug")]
+check("CPU" in kernels, "CPU kernel registered: " + ", ".join(kernels))
+check(("CUDA" in kernels) == (torch.version.cuda is not None),
+      "CUDA kernel registered exactly when torch has CUDA (%s): %s" % (torch.version.cuda, ", ".join(kernels)))
+
+print("%d passed, %d failed" % (8 - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -2,7 +2,9 @@
 // calls it, and for every input it must refuse.
 #include "test_support.h"
 
+#include <warp_internal.h>
 #include <warp_perspective.h>
+#include <warp_sampling.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <opencv2/imgproc.hpp>
@@ -56,6 +58,23 @@ double maxDifference(const cv::Mat& a, const cv::Mat& b) {
         return std::numeric_limits<double>::infinity();
     }
     return cv::norm(a, b, cv::NORM_INF);
+}
+
+// warp_sampling.h's per-pixel code run on the CPU over a whole image: what the CUDA kernel runs on
+// the GPU, one thread per pixel.
+template <typename T, typename Acc>
+cv::Mat warpWithSharedCode(const cv::Mat& src, cv::Size size, const my_ops::sampling::Plan& plan) {
+    cv::Mat dst(size, src.type());
+    const my_ops::sampling::Image<const T> source{src.ptr<T>(), src.cols, src.rows, src.channels(),
+                                                  static_cast<int64_t>(src.step1())};
+    const my_ops::sampling::Image<T> target{dst.ptr<T>(), dst.cols, dst.rows, dst.channels(),
+                                            static_cast<int64_t>(dst.step1())};
+    for (int y = 0; y < dst.rows; ++y) {
+        for (int x = 0; x < dst.cols; ++x) {
+            my_ops::sampling::warpPixel<T, Acc>(source, target, x, y, plan);
+        }
+    }
+    return dst;
 }
 
 c10::OperatorHandle optionsOp() {
@@ -130,6 +149,87 @@ private Q_SLOTS:
         const auto expected = reference(image, cv::Size(outWidth, outHeight), flags,
                                         cvBorder[static_cast<int>(options.border)], 17);
         QCOMPARE(maxDifference(asMat(result), expected), 0.0);
+    }
+
+    // The CUDA kernel's arithmetic, checked without a GPU: every dtype, interpolation and border,
+    // over an output larger than the input so that every border rule is used, against OpenCV.
+    void sharedSamplingMatchesOpenCv_data() {
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<int>("interpolation");
+        QTest::addColumn<int>("border");
+        QTest::addColumn<bool>("inverse");
+        const std::pair<const char*, torch::ScalarType> dtypes[] = {
+            {"uint8", torch::kUInt8}, {"float32", torch::kFloat32}, {"float64", torch::kFloat64}};
+        for (const auto& [dtypeName, dtype] : dtypes) {
+            for (int interpolation = 0; interpolation < 4; ++interpolation) {
+                for (int border = 0; border < 5; ++border) {
+                    const auto name = std::string(dtypeName) + " " +
+                                      my_ops::toString(my_ops::Interpolation(interpolation)) + " " +
+                                      my_ops::toString(my_ops::BorderMode(border));
+                    QTest::newRow(name.c_str())
+                        << static_cast<int>(dtype) << interpolation << border << false;
+                }
+            }
+            QTest::newRow((std::string(dtypeName) + " linear inverse").c_str())
+                << static_cast<int>(dtype) << 1 << 0 << true;
+        }
+    }
+
+    void sharedSamplingMatchesOpenCv() {
+        QFETCH(int, dtype);
+        QFETCH(int, interpolation);
+        QFETCH(int, border);
+        QFETCH(bool, inverse);
+        const auto type = static_cast<torch::ScalarType>(dtype);
+        // A strong perspective and an output twice the input: much of it samples outside.
+        const double strong[9] = {0.7, 0.25, 20.0, -0.2, 0.9, 15.0, 0.0015, 0.0008, 1.0};
+        auto image = testImage(37, 53, 3, type);
+        if (type != torch::kUInt8) {
+            image = image / 255.0 + 0.001 * testImage(37, 53, 3, torch::kFloat64).to(type);
+        }
+        const cv::Mat src = asMat(image);
+        const cv::Size size(106, 74);
+        std::array<double, 9> h{};
+        std::copy(std::begin(strong), std::end(strong), h.begin());
+        WarpOptions options;
+        options.interpolation = my_ops::Interpolation(interpolation);
+        options.border = my_ops::BorderMode(border);
+        options.border_value = type == torch::kUInt8 ? 201.4 : 0.375;
+        options.inverse = inverse;
+        const auto plan = my_ops::makePlan(h, options);
+        const cv::Mat ours =
+            type == torch::kUInt8     ? warpWithSharedCode<uint8_t, float>(src, size, plan)
+            : type == torch::kFloat32 ? warpWithSharedCode<float, float>(src, size, plan)
+                                      : warpWithSharedCode<double, double>(src, size, plan);
+        const int cvInterp[] = {cv::INTER_NEAREST, cv::INTER_LINEAR, cv::INTER_CUBIC,
+                                cv::INTER_LANCZOS4};
+        const int cvBorder[] = {cv::BORDER_CONSTANT, cv::BORDER_REPLICATE, cv::BORDER_REFLECT,
+                                cv::BORDER_REFLECT_101, cv::BORDER_WRAP};
+        cv::Mat expected;
+        cv::warpPerspective(src, expected, cv::Mat(3, 3, CV_64F, h.data()), size,
+                            cvInterp[interpolation] | (inverse ? cv::WARP_INVERSE_MAP : 0),
+                            cvBorder[border], cv::Scalar::all(options.border_value));
+        // 8-bit: OpenCV sums with 15-bit fixed-point weights, the shared code with float weights.
+        // Float and double: both use float weights; OpenCV's cubic and Lanczos sums for double
+        // images differ in the weights' last bits (2e-8 and 9e-8 seen).
+        const double tolerance = type == torch::kUInt8     ? 1.0
+                                 : type == torch::kFloat32 ? 1e-5
+                                                           : 1e-6;
+        const double difference = maxDifference(ours, expected);
+        QVERIFY2(
+            difference <= tolerance,
+            qPrintable(
+                QStringLiteral("max difference %1 (tolerance %2)").arg(difference).arg(tolerance)));
+        // Nothing trivially equal: the warp moved the pixels and used the border.
+        QVERIFY(maxDifference(ours(cv::Rect(0, 0, 53, 37)), src) > 0.1);
+    }
+
+    // The registration: the CPU kernel always; the CUDA kernel exactly when LibTorch has CUDA.
+    void kernelsPerDevice() {
+        const auto op = optionsOp();
+        QVERIFY(op.hasKernelForDispatchKey(c10::DispatchKey::CPU));
+        QCOMPARE(op.hasKernelForDispatchKey(c10::DispatchKey::CUDA),
+                 bool(SCRIPTSCOPE_TEST_CUDA_BUILD));
     }
 
     void defaultSizeIsTheInputs() {
