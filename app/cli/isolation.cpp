@@ -15,11 +15,11 @@
 
 namespace scriptscope::cli {
 
-ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits) {
+ChildOutcome runIsolated(const std::string& program, const std::vector<std::string>& arguments,
+                         const Limits& limits) {
     ChildOutcome outcome;
     std::vector<char*> argv;
-    static char self[] = "/proc/self/exe";
-    argv.push_back(self);
+    argv.push_back(const_cast<char*>(program.c_str()));
     for (const auto& argument : arguments) {
         argv.push_back(const_cast<char*>(argument.c_str()));
     }

@@ -20,9 +20,10 @@ struct ChildOutcome {
     std::string error; // for SpawnFailed
 };
 
-// Starts `/proc/self/exe arguments...` with the limits applied, waits for it at most
+// Starts `program arguments...` with the limits applied, waits for it at most
 // limits.timeoutSeconds, and kills it (and so everything it started) past that. The child shares
 // stdout and stderr.
-ChildOutcome runIsolated(const std::vector<std::string>& arguments, const Limits& limits);
+ChildOutcome runIsolated(const std::string& program, const std::vector<std::string>& arguments,
+                         const Limits& limits);
 
 } // namespace scriptscope::cli

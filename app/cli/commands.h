@@ -1,0 +1,43 @@
+// The commands of scriptscope-cli, run in the engine process (engine_main.cpp), which links
+// LibTorch; and what they share.
+#pragma once
+
+#include "options.h"
+
+#include <engine.h>
+#include <stats.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace scriptscope::cli {
+
+// Runs the parsed command here, in this process, and returns the exit status.
+int execute(const Options& o);
+// --version: the program, LibTorch (with CUDA or why not), OpenCV and Qt.
+void printVersion();
+
+int commandInfo(const Options& o);
+int commandTree(const Options& o);
+int commandCodeOrGraph(const Options& o);
+int commandRun(const Options& o);
+int commandActivations(const Options& o);
+int commandOptimize(const Options& o);
+int commandDiff(const Options& o);
+int commandWarp(const Options& o);
+int commandDevices(const Options& o);
+
+// The first line of a message that is not blank.
+std::string firstLine(const std::string& text);
+// Reports an engine error on stderr (one line unless --verbose) and returns its exit status.
+int fail(const Options& o, const Error& error);
+nlohmann::json tensorJson(const TensorInfo& t);
+nlohmann::json outputJson(const OutputValue& v);
+void printOutput(const OutputValue& v, int depth);
+nlohmann::json statsJson(const TimingStats& s);
+Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode);
+// Prints `text`, or writes it to -o FILE.
+int printOrWrite(const Options& o, const std::string& text);
+
+} // namespace scriptscope::cli

@@ -1,0 +1,494 @@
+// activations, optimize and diff: where the numbers go wrong, what passes change, what two
+// archives differ in.
+#include "commands.h"
+
+#include <engine.h>
+#include <format.h>
+#include <frame_source.h>
+#include <graph_layout.h>
+#include <input_spec.h>
+#include <matrix_io.h>
+#include <process_limits.h>
+#include <stats.h>
+#include <task_render.h>
+#include <task_result.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace scriptscope::cli {
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string text;
+    for (const int64_t size : shape) {
+        text += (text.empty() ? "" : "x") + std::to_string(size);
+    }
+    return text.empty() ? "scalar" : text;
+}
+
+nlohmann::json recordJson(const ActivationRecord& r, size_t index) {
+    nlohmann::json j = {
+        {"index", index},
+        {"node", r.node},
+        {"occurrence", r.occurrence},
+        {"output", r.output},
+        {"value", r.value},
+        {"kind", r.kind},
+        {"module", r.module},
+        {"module_outputs", r.moduleOutputs},
+        {"source", r.source},
+        {"ir_line", r.irLine},
+        {"shape", r.shape},
+        {"dtype", r.dtype},
+        {"device", r.device},
+        {"numel", r.numel},
+        {"min", r.min},
+        {"max", r.max},
+        {"mean", r.mean},
+        {"std", r.stddev},
+        {"nan", r.nanCount},
+        {"inf", r.infCount},
+        {"histogram", {{"min", r.histogramMin}, {"max", r.histogramMax}, {"counts", r.histogram}}}};
+    if (!r.note.empty()) {
+        j["note"] = r.note;
+    }
+    if (!r.comparedWith.empty()) {
+        j["compared_with"] = r.comparedWith;
+        j["compared"] = r.compared;
+        if (r.compared) {
+            j["max_abs_diff"] = r.maxAbsDiff;
+        }
+        if (!r.compareNote.empty()) {
+            j["compare_note"] = r.compareNote;
+        }
+    }
+    return j;
+}
+
+void printRecord(const ActivationRecord& r, size_t index, bool compared) {
+    const std::string where =
+        r.kind == "input" ? std::string("input ") + r.value
+                          : r.kind + (r.occurrence ? " #" + std::to_string(r.occurrence) : "");
+    std::cout << std::setw(5) << index << "  " << std::left << std::setw(34) << where << " "
+              << std::setw(22) << (r.module.empty() ? "(root)" : r.module) << " " << std::setw(16)
+              << (r.note.empty() ? shapeText(r.shape) : "-") << std::right;
+    if (r.note.empty() && r.numel > 0 && r.nanCount + r.infCount == r.numel) {
+        std::cout << std::setw(48) << "(no finite value)" << std::setw(7) << r.nanCount
+                  << std::setw(7) << r.infCount;
+    } else if (r.note.empty()) {
+        std::cout << std::setw(12) << r.min << std::setw(12) << r.max << std::setw(12) << r.mean
+                  << std::setw(12) << r.stddev << std::setw(7) << r.nanCount << std::setw(7)
+                  << r.infCount;
+    } else {
+        std::cout << "  " << r.note;
+    }
+    if (compared) {
+        if (r.compared) {
+            std::cout << std::setw(12) << r.maxAbsDiff;
+        } else if (!r.compareNote.empty()) {
+            std::cout << "  (" << r.compareNote << ")";
+        }
+    }
+    std::cout << "\n";
+}
+
+} // namespace
+
+int commandActivations(const Options& o) {
+    Session session;
+    auto model = loadModel(session, o, false);
+    if (!model) {
+        return fail(o, model.error());
+    }
+    ActivationRequest request;
+    request.run = o.run;
+    request.bins = o.bins;
+    request.compareDevice = o.compareDevice;
+    request.compareRun = o.compareRun;
+    request.referenceFile = o.referenceFile;
+    request.referenceModel = o.compareModel;
+    request.referenceOperatorLibraries = o.opLibraries;
+    request.tolerance = o.tolerance;
+    auto result = session.activations(request);
+    if (!result) {
+        return fail(o, result.error());
+    }
+    const ActivationReport& r = *result;
+    const bool compared = !r.comparison.empty();
+    auto describe = [&](int index) -> nlohmann::json {
+        if (index < 0) {
+            return nullptr;
+        }
+        return recordJson(r.records[static_cast<size_t>(index)], static_cast<size_t>(index));
+    };
+    if (o.json) {
+        nlohmann::json j = {{"method", r.method},
+                            {"device", r.device},
+                            {"values", r.records.size()},
+                            {"run_ms", r.runMs},
+                            {"first_nonfinite", describe(r.firstNonFinite)},
+                            {"notes", r.notes}};
+        nlohmann::json inputs = nlohmann::json::array();
+        for (const int i : r.firstNonFiniteInputs) {
+            inputs.push_back(describe(i));
+        }
+        j["first_nonfinite_inputs"] = inputs;
+        if (compared) {
+            j["comparison"] = {{"with", r.comparison},
+                               {"tolerance", r.tolerance},
+                               {"compared", r.comparedCount},
+                               {"first_difference", describe(r.firstDifference)},
+                               {"unmatched", r.unmatched}};
+        }
+        if (!o.firstNonFinite) {
+            nlohmann::json records = nlohmann::json::array();
+            for (size_t i = 0; i < r.records.size(); ++i) {
+                records.push_back(recordJson(r.records[i], i));
+            }
+            j["records"] = records;
+            j["output"] = outputJson(r.output);
+        }
+        std::cout << j.dump(2) << "\n";
+        return kExitOk;
+    }
+    std::cout << std::setprecision(5);
+    auto header = [&]() {
+        std::cout << "    #  " << std::left << std::setw(34) << "node"
+                  << " " << std::setw(22) << "module"
+                  << " " << std::setw(16) << "shape" << std::right << std::setw(12) << "min"
+                  << std::setw(12) << "max" << std::setw(12) << "mean" << std::setw(12) << "std"
+                  << std::setw(7) << "NaN" << std::setw(7) << "Inf"
+                  << (compared ? "   max |diff|" : "") << "\n";
+    };
+    auto where = [&](const ActivationRecord& rec) {
+        return rec.kind +
+               (rec.occurrence ? " (occurrence " + std::to_string(rec.occurrence) + ")" : "") +
+               " in " + (rec.module.empty() ? std::string("the root module") : rec.module) +
+               (rec.source.empty() ? "" : ", " + rec.source) +
+               (rec.irLine ? ", inlined graph line " + std::to_string(rec.irLine) : "");
+    };
+    if (o.firstNonFinite) {
+        if (r.firstNonFinite < 0) {
+            std::cout << "No NaN or Inf in any of the " << r.records.size() << " values "
+                      << r.method << " computed.\n";
+            return kExitOk;
+        }
+        const auto& bad = r.records[static_cast<size_t>(r.firstNonFinite)];
+        std::cout << "First non-finite value: %" << bad.value << " from " << where(bad) << "\n";
+        if (!bad.sourceText.empty()) {
+            std::cout << "  code: " << bad.sourceText << "\n";
+        }
+        std::cout << "\n";
+        header();
+        printRecord(bad, static_cast<size_t>(r.firstNonFinite), compared);
+        if (!r.firstNonFiniteInputs.empty()) {
+            std::cout << "Its inputs:\n";
+            for (const int i : r.firstNonFiniteInputs) {
+                printRecord(r.records[static_cast<size_t>(i)], static_cast<size_t>(i), compared);
+            }
+        }
+        return kExitOk;
+    }
+    std::cout << r.records.size() << " values from " << r.method << " on " << r.device << " ("
+              << std::fixed << std::setprecision(1) << r.runMs << " ms with statistics)\n"
+              << std::defaultfloat << std::setprecision(5);
+    header();
+    for (size_t i = 0; i < r.records.size(); ++i) {
+        printRecord(r.records[i], i, compared);
+    }
+    std::cout << "\n";
+    if (r.firstNonFinite >= 0) {
+        const auto& bad = r.records[static_cast<size_t>(r.firstNonFinite)];
+        std::cout << "First non-finite value: #" << r.firstNonFinite << " %" << bad.value
+                  << " from " << where(bad) << "\n";
+    } else {
+        std::cout << "No NaN or Inf.\n";
+    }
+    if (compared) {
+        std::cout << "Compared with " << r.comparison << ": " << r.comparedCount << " values";
+        if (r.firstDifference >= 0) {
+            const auto& d = r.records[static_cast<size_t>(r.firstDifference)];
+            std::cout << "; the first beyond " << r.tolerance << " is #" << r.firstDifference
+                      << " %" << d.value << " from " << where(d) << ": max |diff| " << d.maxAbsDiff
+                      << "\n";
+        } else {
+            std::cout << ", all within " << r.tolerance << "\n";
+        }
+        if (!r.unmatched.empty()) {
+            std::cout << "Matched no module output:";
+            for (const auto& name : r.unmatched) {
+                std::cout << " " << name;
+            }
+            std::cout << "\n";
+        }
+    }
+    for (const auto& note : r.notes) {
+        std::cout << "Note: " << note << "\n";
+    }
+    return kExitOk;
+}
+
+int commandOptimize(const Options& o) {
+    Session session;
+    auto model = loadModel(session, o, false);
+    if (!model) {
+        return fail(o, model.error());
+    }
+    OptimizeRequest request;
+    if (o.freeze) {
+        request.passes.push_back("freeze");
+    }
+    if (o.forInference) {
+        request.passes.push_back("optimize-for-inference");
+    }
+    request.passes.insert(request.passes.end(), o.passes.begin(), o.passes.end());
+    request.run = o.run;
+    request.savePath = o.output;
+    auto result = session.optimize(request);
+    if (!result) {
+        return fail(o, result.error());
+    }
+    const OptimizeResult& r = *result;
+    if (o.json) {
+        nlohmann::json kinds = nlohmann::json::array();
+        for (const auto& k : r.kinds) {
+            kinds.push_back({{"kind", k.kind}, {"before", k.before}, {"after", k.after}});
+        }
+        nlohmann::json j = {
+            {"method", r.method},
+            {"passes", r.applied},
+            {"nodes_before", r.nodesBefore},
+            {"nodes_after", r.nodesAfter},
+            {"kinds", kinds},
+            {"timed", r.timed},
+            {"notes", r.notes},
+            {"saved", r.saved.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saved)}};
+        if (r.timed) {
+            j["before_ms"] = statsJson(r.before);
+            j["after_ms"] = statsJson(r.after);
+            j["speedup"] = r.speedup;
+        }
+        nlohmann::json modules = nlohmann::json::array();
+        for (const auto& m : r.modules) {
+            modules.push_back({{"module", m.module}, {"max_abs_diff", m.maxAbsDiff}});
+        }
+        j["modules"] = modules;
+        j["first_different_module"] = r.firstDifferentModule.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(r.firstDifferentModule);
+        j["outputs_compared"] = r.outputsCompared;
+        if (r.outputsCompared) {
+            j["max_abs_diff"] = r.maxAbsDiff;
+        }
+        if (!r.compareNote.empty()) {
+            j["compare_note"] = r.compareNote;
+        }
+        std::cout << j.dump(2) << "\n";
+        return kExitOk;
+    }
+    std::cout << "Passes      ";
+    for (size_t i = 0; i < r.applied.size(); ++i) {
+        std::cout << (i ? ", " : "") << r.applied[i];
+    }
+    std::cout << "\nNodes       " << r.nodesBefore << " -> " << r.nodesAfter << "\n\n"
+              << "  before   after  kind\n";
+    for (const auto& k : r.kinds) {
+        if (k.before != k.after) {
+            std::cout << std::setw(8) << k.before << std::setw(8) << k.after << "  " << k.kind
+                      << "\n";
+        }
+    }
+    int unchanged = 0;
+    for (const auto& k : r.kinds) {
+        unchanged += k.before == k.after ? 1 : 0;
+    }
+    if (unchanged) {
+        std::cout << "  (" << unchanged << " kind" << (unchanged == 1 ? "" : "s")
+                  << " with the same count left out; --json has all)\n";
+    }
+    std::cout << "\n";
+    if (r.timed) {
+        std::cout << std::fixed << std::setprecision(3) << "Before      p50 " << r.before.p50
+                  << " ms (min " << r.before.min << ", " << r.before.count << " runs)\n"
+                  << "After       p50 " << r.after.p50 << " ms (min " << r.after.min << ")\n"
+                  << std::setprecision(2) << "Speed-up    " << r.speedup << "x\n"
+                  << std::defaultfloat << std::setprecision(6);
+    }
+    if (r.outputsCompared) {
+        std::cout << "Outputs     max |diff| " << r.maxAbsDiff << "\n";
+    } else if (!r.compareNote.empty()) {
+        std::cout << "Outputs     not compared: " << r.compareNote << "\n";
+    }
+    if (!r.modules.empty()) {
+        std::cout << "Modules     " << r.modules.size() << " outputs compared; ";
+        if (r.firstDifferentModule.empty()) {
+            std::cout << "all within " << r.tolerance << "\n";
+        } else {
+            for (const auto& m : r.modules) {
+                if (m.module == r.firstDifferentModule) {
+                    std::cout << "the first beyond " << r.tolerance << ": " << m.module
+                              << " (max |diff| " << m.maxAbsDiff << ")\n";
+                }
+            }
+        }
+    }
+    if (!r.saved.empty()) {
+        std::cout << "Saved       " << r.saved << "\n";
+    }
+    for (const auto& note : r.notes) {
+        std::cout << "Note: " << note << "\n";
+    }
+    return kExitOk;
+}
+
+int commandDiff(const Options& o) {
+    Session a, b;
+    auto first = loadModel(a, o, false);
+    if (!first) {
+        return fail(o, first.error());
+    }
+    Options second = o;
+    second.positional = {o.positional[1]};
+    auto other = loadModel(b, second, false);
+    if (!other) {
+        return fail(o, other.error());
+    }
+    auto result = a.diff(b);
+    if (!result) {
+        return fail(o, result.error());
+    }
+    const ArchiveDiff& d = *result;
+    if (o.json) {
+        nlohmann::json modules = nlohmann::json::array(), tensors = nlohmann::json::array(),
+                       attributes = nlohmann::json::array(), texts = nlohmann::json::array(),
+                       extras = nlohmann::json::array();
+        for (const auto& m : d.modules) {
+            modules.push_back({{"path", m.path},
+                               {"change", toString(m.kind)},
+                               {"type_a", m.typeA},
+                               {"type_b", m.typeB}});
+        }
+        for (const auto& t : d.tensors) {
+            nlohmann::json j = {{"name", t.name},      {"change", toString(t.kind)},
+                                {"buffer", t.buffer},  {"shape_a", t.shapeA},
+                                {"shape_b", t.shapeB}, {"dtype_a", t.dtypeA},
+                                {"dtype_b", t.dtypeB}};
+            if (t.kind == TensorChange::Kind::Values) {
+                j["max_abs_diff"] = t.maxAbsDiff;
+                j["differing"] = t.differing;
+                j["numel"] = t.numel;
+            }
+            tensors.push_back(j);
+        }
+        for (const auto& at : d.attributes) {
+            attributes.push_back(
+                {{"module", at.module}, {"name", at.name}, {"a", at.valueA}, {"b", at.valueB}});
+        }
+        for (const auto& t : d.texts) {
+            texts.push_back({{"module", t.module},
+                             {"method", t.method},
+                             {"what", t.what},
+                             {"added", t.added},
+                             {"removed", t.removed},
+                             {"diff", unifiedText(t.lines)}});
+        }
+        for (const auto& e : d.extraFiles) {
+            extras.push_back({{"name", e.name}, {"change", e.change}});
+        }
+        std::cout << nlohmann::json({{"a", d.pathA},
+                                     {"b", d.pathB},
+                                     {"identical", d.identical},
+                                     {"modules", modules},
+                                     {"tensors", tensors},
+                                     {"tensors_compared", d.tensorsCompared},
+                                     {"attributes", attributes},
+                                     {"texts", texts},
+                                     {"extra_files", extras}})
+                         .dump(2)
+                  << "\n";
+        return d.identical ? kExitOk : kExitError;
+    }
+    if (d.identical) {
+        std::cout << "The same: " << d.tensorsCompared
+                  << " parameters and buffers, every module, attribute, method's code and graph, "
+                     "and the extra files.\n";
+        return kExitOk;
+    }
+    std::cout << "--- " << d.pathA << "\n+++ " << d.pathB << "\n";
+    if (!d.modules.empty()) {
+        std::cout << "\nModules\n";
+        for (const auto& m : d.modules) {
+            std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
+                      << (m.path.empty() ? "(root)" : m.path) << "  "
+                      << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
+                          : m.typeA.empty()                     ? m.typeB
+                                                                : m.typeA)
+                      << "\n";
+        }
+    }
+    if (!d.tensors.empty()) {
+        std::cout << "\nParameters and buffers (" << d.tensorsCompared << " compared)\n";
+        for (const auto& t : d.tensors) {
+            std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
+                      << t.name;
+            switch (t.kind) {
+            case TensorChange::Kind::Values:
+                std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of "
+                          << t.numel << " values";
+                break;
+            case TensorChange::Kind::Shape:
+                std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
+                break;
+            case TensorChange::Kind::Dtype:
+                std::cout << "  " << t.dtypeA << " -> " << t.dtypeB;
+                break;
+            case TensorChange::Kind::Added:
+                std::cout << "  " << shapeText(t.shapeB) << " " << t.dtypeB;
+                break;
+            case TensorChange::Kind::Removed:
+                std::cout << "  " << shapeText(t.shapeA) << " " << t.dtypeA;
+                break;
+            }
+            std::cout << "\n";
+        }
+    }
+    if (!d.attributes.empty()) {
+        std::cout << "\nAttributes\n";
+        for (const auto& at : d.attributes) {
+            std::cout << "  " << (at.module.empty() ? std::string() : at.module + ".") << at.name
+                      << ": " << (at.valueA.empty() ? "(none)" : at.valueA) << " -> "
+                      << (at.valueB.empty() ? "(none)" : at.valueB) << "\n";
+        }
+    }
+    for (const auto& t : d.texts) {
+        std::cout << "\n"
+                  << (t.module.empty() ? "(root)" : t.module) << "." << t.method << " " << t.what
+                  << " (+" << t.added << " -" << t.removed << ")\n"
+                  << unifiedText(t.lines);
+    }
+    if (!d.extraFiles.empty()) {
+        std::cout << "\nExtra files\n";
+        for (const auto& e : d.extraFiles) {
+            std::cout << "  " << std::left << std::setw(8) << e.change << std::right << " "
+                      << e.name << "\n";
+        }
+    }
+    return kExitError;
+}
+
+} // namespace scriptscope::cli

@@ -1,0 +1,591 @@
+// scriptscope-cli's command line (options.h): the commands, their options and help, and the checks
+// that need no model.
+#include "options.h"
+
+#include <format.h>
+#include <input_spec.h>
+#include <process_limits.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <new>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace scriptscope::cli {
+
+// One line on stderr, whatever the message holds.
+int usage(const std::string& command, std::string message) {
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << kProgram << ": " << message << " (see " << kProgram << " "
+              << (command.empty() ? "" : command + " ") << "--help)\n";
+    return kExitUsage;
+}
+
+double parseNumber(const std::string& option, const std::string& value) {
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0') {
+        throw UsageError{option + " expects a number, got '" + value + "'"};
+    }
+    return number;
+}
+
+namespace {
+
+// Each command's help names the global options, which CLI11 lists only in the top-level help.
+const char* const kGlobalOptionsNote =
+    R"(Options for every command, before or after it (see scriptscope-cli --help): --op-library PATH,
+--timeout S, --memory-limit MB, --in-process, --verbose.)";
+
+const char* const kTopFooter =
+    R"('scriptscope-cli COMMAND --help' describes a command and its options ('run --help' the input
+specs). The options above may come before or after the command.
+
+Exit status: 0 success; 1 bad input or model error; 2 usage error; 3 the work crashed or hit the
+memory limit; 4 the work timed out; 5 the archive was saved by a newer PyTorch and calls operators
+this LibTorch does not have.)";
+
+const char* const kInfoFooter =
+    R"(Reads records, serialization version, extra files, operators used and whether each is
+registered, tensor storages (dtype, size, where saved; short or missing data is reported as
+damage), and the code files (--show-code prints them). Nothing in the file is executed. The exit
+status is 1 for a file that this LibTorch cannot open as a model.)";
+
+const char* const kTreeFooter =
+    R"(Loads the model and prints its modules, each with its parameters, buffers, attributes and
+methods (schemas), and the totals.)";
+
+const char* const kCodeFooter =
+    R"(Prints what Python prints for model.PATH.NAME.code (default: the root's forward).)";
+
+const char* const kGraphFooter =
+    R"(Prints str(model.PATH.NAME.graph) (default: the root's forward); --inlined prints
+str(model.inlined_graph), with the calls of submodules inlined.
+
+--format json or dot gives the graph as the diagram draws it: operator nodes (constants and
+prim::GetAttr folded into the nodes that use them, as attributes), the values between them, and
+groups: one per module instance (from the inlined call stack; the module is the dotted path of
+named_modules(), "" for the root) and one per block of prim::If and prim::Loop. --expand N shows
+the contents of groups down to depth N (the root is 0, its children 1; default 0: the root's
+children as boxes; blocks are one deeper than their owner); --expand all shows every node. dot is
+Graphviz's language (render it with dot -Tsvg). svg is the diagram as the GUI draws it: each open
+group laid out on its own by Graphviz (--layout graphviz, in a separate process under
+--layout-timeout) or by the simple layered layout (--layout simple).)";
+
+const char* const kRunFooter = R"(Runs a method (after the warm-up runs) and times each iteration.
+
+One --input per argument of the method, in order. SPEC is one of:
+  random:1x3x224x224[:DTYPE[:SEED]]  zeros:2x3:int64  ones:4
+  image:photo.png[,size=224x224][,order=rgb|bgr][,layout=chw|hwc][,batch=0|1][,dtype=float32]
+       [,scale=1/255][,mean=a/b/c][,std=a/b/c][,gray=1][,preset=imagenet]
+  file:x.pt (a value written by torch.save)
+  matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
+  3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
+  list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
+       each element any spec, e.g. a detector's List[Tensor]:
+       'list:image:a.png,batch=0;image:b.png,batch=0'; [..] nests:
+       'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty
+
+--inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
+value per argument; a list that fits a first List[...] argument is that argument.
+
+--render OUT.png draws the output as the task it is over the (first) image input, at the size the
+model saw: a detector's boxes (torchvision's List[Dict] with boxes/labels/scores, masks and
+keypoints when present, the (losses, detections) tuple of scripted detectors, N x 4 / N x 6
+tensors) with class names and scores from --score-threshold; a segmentation (N x C x H x W, or a
+dict with "out") blended in with a legend; a classifier's top-k (softmax applied to logits).
+--task forces one; names come from --labels, else the archive's extra file labels.txt, else the
+built-in ImageNet-1k, COCO or Pascal VOC set that fits. --json adds "interpreted".)";
+
+const char* const kWarpFooter =
+    R"(Warps IMAGE with my_ops::warp_perspective into -o OUT. Give either --matrix or --corners.
+The matrix maps source pixels to output pixels, as cv::warpPerspective's (JSON, NumPy .npy,
+OpenCV FileStorage .xml/.yml). --corners: where the image's corners (top-left, top-right,
+bottom-right, bottom-left) go.)";
+
+const char* const kActivationsFooter =
+    R"(Runs the method once through a copy of its inlined graph with a probe after every node, and
+prints every tensor value it computed, in execution order: the node's operator and module, the
+shape, min/max/mean/std over the finite values and the NaN and Inf counts. A node in a loop gives
+one line per iteration (#N). --first-nonfinite prints only the first value with a NaN or an Inf
+and the values its node read. Comparisons, node by node (the first value beyond --tolerance is
+named):
+  --compare-device D   the same model and inputs on another device (cpu against cuda)
+  --compare-input SPEC / --compare-inputs FILE
+                       the same model with other inputs (before and after a change)
+  --reference FILE     values saved from Python: torch.save({module_path: tensor, ...}), each
+                       matched to the output of the module with that path
+  --compare-model B    another archive on the same inputs, module output by module output
+Inputs as for run (see run --help).)";
+
+const char* const kOptimizeFooter =
+    R"(Applies passes in order to a copy of the model (--freeze first, then --for-inference, then
+each --pass in the order given), prints the node counts per operator kind before and after, and
+with inputs times both (interleaved, after at least 3 warm-up runs) and compares their outputs.
+-o writes the optimised copy as an archive Python's torch.jit.load reads. Passes:
+  freeze, optimize-for-inference, fold-conv-bn, constant-propagation, dead-code-elimination,
+  common-subexpression-elimination, peephole, remove-dropout, fuse-linear)";
+
+const char* const kDiffFooter =
+    R"(Compares two archives: modules added, removed or of another type; parameters and buffers that
+differ (max |difference|, or shape or dtype); plain attributes; the code and graph of every
+method (a diff); extra files. The exit status is 0 when they are the same, 1 when they differ
+(or cannot be read), 2 for a usage error.)";
+
+const char* const kDevicesFooter =
+    R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
+
+
+// CLI11 validators for numbers as strtod reads them, so "1e3" and "7.0" count, as before. CLI11
+// puts the option's name before the message.
+bool readNumber(const std::string& value, double& number) {
+    char* end = nullptr;
+    number = std::strtod(value.c_str(), &end);
+    return !value.empty() && *end == '\0';
+}
+
+CLI::Validator aNumber(std::function<bool(double)> fits, const std::string& expected) {
+    return CLI::Validator(
+        [fits = std::move(fits), expected](std::string& value) -> std::string {
+            double number = 0;
+            return readNumber(value, number) && fits(number) ? std::string()
+                                                             : expected + ", got '" + value + "'";
+        },
+        std::string());
+}
+
+// Also rewrites the number in plain decimal: CLI11's integer conversion reads "010" as octal.
+CLI::Validator aWholeNumber(int minimum) {
+    return CLI::Validator(
+        [minimum](std::string& value) -> std::string {
+            double number = 0;
+            if (!readNumber(value, number) || number != std::floor(number) || number < minimum ||
+                number > 1e8) {
+                return "expects a whole number of at least " + std::to_string(minimum) + ", got '" +
+                       value + "'";
+            }
+            value = std::to_string(static_cast<int>(number));
+            return {};
+        },
+        std::string());
+}
+
+// What CLI11 left over, in the words of the old parser: an unknown command or option, or a
+// second file.
+std::string describeExtras(const CLI::App& app, const std::string& command) {
+    const std::vector<std::string> extras = app.remaining(true);
+    if (extras.empty()) {
+        return {};
+    }
+    const std::string& first = extras.front();
+    if (first.size() > 1 && first[0] == '-') {
+        return command.empty() ? "unknown option '" + first + "'"
+                               : command + " has no option '" + first + "'";
+    }
+    if (command.empty()) {
+        return "unknown command '" + first + "'";
+    }
+    return command +
+           (command == "devices" ? " takes no file"
+            : command == "diff"  ? " takes two files"
+                                 : " takes one file") +
+           ", got '" + first + "' too";
+}
+
+// --expand: -1 for all, else the depth (a usage error otherwise).
+int expandDepth(const std::string& expand) {
+    if (expand == "all") {
+        return -1;
+    }
+    char* end = nullptr;
+    const long depth = std::strtol(expand.c_str(), &end, 10);
+    if (expand.empty() || *end != '\0' || depth < 0 || depth > 1000) {
+        throw UsageError{"--expand expects all or a depth (0, 1, 2, ...), got '" + expand + "'"};
+    }
+    return static_cast<int>(depth);
+}
+
+// Checks CLI11 cannot express; their messages are those of the old parser.
+void checkCommand(Options& o) {
+    for (const auto& spec : o.inputSpecs) {
+        auto parsed = parseInputSpec(spec);
+        if (!parsed) {
+            throw UsageError{"--input " + parsed.error().message};
+        }
+        o.run.inputs.push_back(parsed.value());
+    }
+    o.run.method = o.method;
+    if (o.command == "warp" && o.matrixFile.empty() == o.corners.empty()) {
+        throw UsageError{"warp needs either --matrix FILE or --corners x0,y0,...,x3,y3"};
+    }
+    if (o.command == "graph") {
+        o.expandDepth = expandDepth(o.expand);
+    }
+    if (o.command == "optimize" && !o.freeze && !o.forInference && o.passes.empty()) {
+        throw UsageError{"optimize needs --freeze, --for-inference or --pass NAME"};
+    }
+    const bool otherInputs = !o.compareInputSpecs.empty() || !o.compareInputsFile.empty();
+    if (o.command == "activations" && (!o.compareDevice.empty()) + (!o.referenceFile.empty()) +
+                                              (!o.compareModel.empty()) + otherInputs >
+                                          1) {
+        throw UsageError{"give one of --compare-device, --compare-input(s), --reference and "
+                         "--compare-model"};
+    }
+    if (otherInputs) {
+        RunRequest other;
+        other.device = o.run.device;
+        other.inputsFile = o.compareInputsFile;
+        for (const auto& spec : o.compareInputSpecs) {
+            auto parsed = parseInputSpec(spec);
+            if (!parsed) {
+                throw UsageError{"--compare-input " + parsed.error().message};
+            }
+            other.inputs.push_back(parsed.value());
+        }
+        o.compareRun = other;
+    }
+}
+
+} // namespace
+
+// Fills `o` from the arguments. Returns an exit status when there is nothing to run: help or
+// version printed (0), or a usage error reported (2).
+std::optional<int> parseArguments(const std::vector<std::string>& args, Options& o,
+                                  const std::function<void()>& printVersion) {
+    CLI::App app("Inspect, run and warp with exported PyTorch (TorchScript) models.", kProgram);
+    app.get_formatter()->column_width(34);
+    app.get_formatter()->label("SUBCOMMAND", "COMMAND");
+    app.footer(kTopFooter);
+    app.require_subcommand(1);
+    // Inherited by the commands: the global options work after them too, as they must, since the
+    // supervising parent appends `--in-process --supervised` to the child's arguments.
+    app.fallthrough();
+    // Later occurrences win, as before; repeatable options say take_all().
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    app.add_option("--op-library", o.opLibraries,
+                   "Load a library of operators first (repeatable), e.g.\n"
+                   "torchvision's _C library for torchvision::nms")
+        ->type_name("PATH")
+        ->allow_extra_args(false)
+        ->take_all();
+    app.add_option("--timeout", o.timeout, "Time limit in seconds for the work")
+        ->type_name("S")
+        ->check(aNumber([](double s) { return s > 0; }, "expects a positive number"))
+        ->capture_default_str();
+    double memoryLimitMb = 0;
+    CLI::Option* memoryLimit =
+        app.add_option("--memory-limit", memoryLimitMb,
+                       "Memory limit for the work (default: 3/4 of physical\nmemory)")
+            ->type_name("MB")
+            ->check(
+                aNumber([](double mb) { return mb >= 64; }, "is in MB and must be at least 64"));
+    app.add_flag("--in-process", o.inProcess,
+                 "Do the work in this process, without isolation (for\ndebugging)");
+    app.add_flag("--verbose", o.verbose,
+                 "Print error messages in full (LibTorch's can span many\nlines)");
+    app.add_flag("--supervised", o.supervised)->group(""); // the supervising parent's child
+    app.add_flag_callback(
+           "--version",
+           [&printVersion] {
+               printVersion();
+               throw CLI::Success();
+           },
+           "Version of scriptscope-cli and of the libraries it uses")
+        ->trigger_on_parse();
+
+    std::string file;
+    auto command = [&](const char* name, const char* description, const char* footer,
+                       const char* fileName, const char* fileDescription) {
+        CLI::App* sub = app.add_subcommand(name, description)->group("Commands");
+        sub->footer(std::string(footer) + "\n\n" + kGlobalOptionsNote);
+        if (fileName) {
+            sub->add_option(fileName, file, fileDescription)->type_name("")->required();
+        }
+        return sub;
+    };
+    auto jsonFlag = [&](CLI::App* sub) { sub->add_flag("--json", o.json, "Print JSON"); };
+    auto methodOption = [&](CLI::App* sub) {
+        sub->add_option("--method", o.method, "The method")
+            ->type_name("NAME")
+            ->capture_default_str();
+    };
+    auto moduleOption = [&](CLI::App* sub) {
+        sub->add_option("--module", o.module,
+                        "The submodule, by its path (e.g. loop.cell; default:\nthe root)")
+            ->type_name("PATH");
+    };
+
+    CLI::App* info = command("info", "What the file is, read without executing it (a safe preview)",
+                             kInfoFooter, "MODEL", "The file (a TorchScript archive, or any file)");
+    info->add_flag("--show-code", o.showCode, "Print the code files");
+    jsonFlag(info);
+
+    CLI::App* tree =
+        command("tree", "The module tree: types, parameters, buffers, attributes, methods",
+                kTreeFooter, "MODEL", "The TorchScript archive");
+    jsonFlag(tree);
+
+    CLI::App* code = command("code", "What Python prints for model.PATH.NAME.code", kCodeFooter,
+                             "MODEL", "The TorchScript archive");
+    moduleOption(code);
+    methodOption(code);
+
+    CLI::App* graph = command("graph", "str(model.PATH.NAME.graph), or the inlined graph",
+                              kGraphFooter, "MODEL", "The TorchScript archive");
+    moduleOption(graph);
+    methodOption(graph);
+    graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
+    graph
+        ->add_option("--format", o.graphFormat,
+                     "text (the IR), or the diagram as json, dot or svg (laid out)")
+        ->check(CLI::IsMember({"text", "json", "dot", "svg"}))
+        ->type_name("FORMAT")
+        ->capture_default_str();
+    graph->add_option("--expand", o.expand, "json/dot/svg: all, or the depth of groups shown open")
+        ->type_name("all|DEPTH")
+        ->capture_default_str();
+    graph
+        ->add_option("--layout", o.layout,
+                     "svg: graphviz (dot, in its own process; what it cannot lay out within "
+                     "--layout-timeout falls back to simple), or simple (layered, fast)")
+        ->check(CLI::IsMember({"graphviz", "simple"}))
+        ->capture_default_str();
+    graph
+        ->add_option("--layout-timeout", o.layoutTimeout,
+                     "svg: seconds Graphviz may take per nesting level")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    graph->add_option("-o,--output", o.output, "Write to this file instead of printing")
+        ->type_name("FILE");
+
+    CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL",
+                            "The TorchScript archive");
+    methodOption(run);
+    run->add_option("--input", o.inputSpecs,
+                    "One argument of the method (repeatable, in order;\nSPEC below)")
+        ->type_name("SPEC")
+        ->allow_extra_args(false)
+        ->take_all();
+    run->add_option("--inputs", o.run.inputsFile, "Every argument from one torch.save file")
+        ->type_name("FILE");
+    run->add_option("--device", o.run.device, "cpu, cuda or cuda:N")
+        ->type_name("D")
+        ->capture_default_str();
+    run->add_option("--warmup", o.run.warmup, "Untimed runs first")
+        ->type_name("N")
+        ->transform(aWholeNumber(0))
+        ->capture_default_str();
+    run->add_option("--iters,--iterations", o.run.iterations, "Timed runs")
+        ->type_name("N")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
+    jsonFlag(run);
+    run->add_option("--save-outputs", o.run.saveOutputsPath,
+                    "Write the outputs to a file Python's torch.load reads")
+        ->type_name("FILE");
+    run->add_option("--render", o.render,
+                    "Draw the output as its task over the image input: boxes\n"
+                    "with names and scores, a segmentation, the top-k")
+        ->type_name("OUT.png|OUT.mp4|DIR");
+    run->add_option("--source", o.source,
+                    "Run on every frame of a video, an image folder or\n"
+                    "camera:N; the input image:- takes each frame")
+        ->type_name("VIDEO|FOLDER");
+    run->add_option("--task", o.task,
+                    "What the output is: auto, detection, segmentation,\n"
+                    "classification, page or none")
+        ->check(
+            CLI::IsMember({"auto", "none", "classification", "detection", "segmentation", "page"}))
+        ->capture_default_str();
+    run->add_option("--labels", o.labels,
+                    "Class names: imagenet, coco, voc (built in) or a file\n"
+                    "with one name per line (default: the archive's labels.txt,\n"
+                    "else the built-in set that fits)")
+        ->type_name("SET|FILE");
+    run->add_option("--score-threshold", o.scoreThreshold, "Detections drawn from this score")
+        ->type_name("S")
+        ->check(aNumber([](double v) { return v >= 0 && v <= 1; }, "expects 0 to 1"))
+        ->capture_default_str();
+    run->add_option("--top-k", o.topK, "Classification: the best K")
+        ->type_name("K")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
+    run->add_flag("--profile", o.run.profile,
+                  "One more run times every operator call and gives each\n"
+                  "module's share (the timed iterations run without it)");
+
+    auto runOptions = [&](CLI::App* sub) {
+        methodOption(sub);
+        sub->add_option("--input", o.inputSpecs,
+                        "One argument of the method (repeatable, in order;\nsee run --help)")
+            ->type_name("SPEC")
+            ->allow_extra_args(false)
+            ->take_all();
+        sub->add_option("--inputs", o.run.inputsFile, "Every argument from one torch.save file")
+            ->type_name("FILE");
+        sub->add_option("--device", o.run.device, "cpu, cuda or cuda:N")
+            ->type_name("D")
+            ->capture_default_str();
+    };
+    CLI::App* activations =
+        command("activations", "Every value one run computes, the first NaN, comparisons",
+                kActivationsFooter, "MODEL", "The TorchScript archive");
+    runOptions(activations);
+    jsonFlag(activations);
+    activations->add_flag("--first-nonfinite", o.firstNonFinite,
+                          "Only the first value with a NaN or an Inf, and its inputs");
+    activations->add_option("--compare-device", o.compareDevice, "Compare with a run on device D")
+        ->type_name("D");
+    activations
+        ->add_option(
+            "--compare-input", o.compareInputSpecs,
+            "Compare with a run of other inputs: one per argument\n(repeatable, as --input)")
+        ->type_name("SPEC")
+        ->allow_extra_args(false)
+        ->take_all();
+    activations
+        ->add_option("--compare-inputs", o.compareInputsFile,
+                     "Compare with a run of the arguments in this torch.save file")
+        ->type_name("FILE");
+    activations
+        ->add_option("--reference", o.referenceFile,
+                     "Compare with values saved from Python (module path -> tensor)")
+        ->type_name("FILE");
+    activations
+        ->add_option("--compare-model", o.compareModel,
+                     "Compare with another archive's module outputs")
+        ->type_name("B");
+    activations
+        ->add_option("--tolerance", o.tolerance, "max |difference| that still counts as equal")
+        ->type_name("T")
+        ->check(aNumber([](double t) { return t >= 0; }, "expects a number of at least 0"))
+        ->capture_default_str();
+    activations->add_option("--bins", o.bins, "Histogram bins (JSON)")
+        ->type_name("N")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
+
+    CLI::App* optimize = command("optimize", "Optimisation passes on a copy: counts, speed, |diff|",
+                                 kOptimizeFooter, "MODEL", "The TorchScript archive");
+    runOptions(optimize);
+    jsonFlag(optimize);
+    optimize->add_flag("--freeze", o.freeze, "torch.jit.freeze first");
+    optimize->add_flag("--for-inference", o.forInference, "torch.jit.optimize_for_inference");
+    optimize->add_option("--pass", o.passes, "A pass (repeatable, applied in order)")
+        ->type_name("NAME")
+        ->allow_extra_args(false)
+        ->take_all();
+    optimize->add_option("-o,--output", o.output, "Write the optimised copy (an archive)")
+        ->type_name("OUT.pt");
+    optimize->add_option("--warmup", o.run.warmup, "Untimed runs of each first (at least 3)")
+        ->type_name("N")
+        ->transform(aWholeNumber(0))
+        ->capture_default_str();
+    optimize->add_option("--iters,--iterations", o.run.iterations, "Timed runs of each")
+        ->type_name("N")
+        ->transform(aWholeNumber(1))
+        ->capture_default_str();
+
+    std::string secondFile;
+    CLI::App* diff = command("diff", "Two archives compared: modules, tensors, code, graphs",
+                             kDiffFooter, "A", "The first archive");
+    diff->add_option("B", secondFile, "The second archive")->type_name("")->required();
+    jsonFlag(diff);
+
+    CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,
+                             "IMAGE", "The image to warp");
+    warp->add_option("--matrix", o.matrixFile, "The 3x3 homography (JSON, .npy, .xml/.yml)")
+        ->type_name("FILE");
+    warp->add_option("--matrix-node", o.matrixNode,
+                     "The matrix's node in an OpenCV FileStorage file")
+        ->type_name("NAME");
+    warp->add_option("--corners", o.corners, "Where the corners go: x0,y0,x1,y1,x2,y2,x3,y3")
+        ->type_name("LIST");
+    warp->add_option("-o,--output", o.output, "The warped image")->type_name("OUT")->required();
+    warp->add_option("--size", o.size, "The output's size (default: the input's)")
+        ->type_name("WxH");
+    warp->add_option("--interp,--interpolation", o.interpolation,
+                     "nearest, linear, cubic or lanczos4")
+        ->type_name("NAME")
+        ->capture_default_str();
+    warp->add_option("--border", o.border, "constant, replicate, reflect, reflect101 or wrap")
+        ->type_name("NAME")
+        ->capture_default_str();
+    warp->add_option("--border-value", o.borderValue, "The value of constant borders")
+        ->type_name("V")
+        ->check(aNumber([](double) { return true; }, "expects a number"))
+        ->capture_default_str();
+    warp->add_flag("--inverse", o.inverse, "The matrix maps output pixels to source pixels");
+
+    CLI::App* devices =
+        command("devices", "The devices runs can use, and why CUDA is unavailable if it is",
+                kDevicesFooter, nullptr, nullptr);
+    jsonFlag(devices);
+
+    if (args.empty()) {
+        std::cerr << app.help();
+        return kExitUsage;
+    }
+    // After "--" all is positional, the flags that the supervising parent appends included.
+    if (std::find(args.begin(), args.end(), "--") != args.end()) {
+        return usage({}, "'--' is not supported (give a file named -x as ./-x)");
+    }
+    auto selected = [&app]() -> std::string {
+        const auto commands = app.get_subcommands();
+        return commands.empty() ? std::string() : commands.front()->get_name();
+    };
+    try {
+        // CLI11 takes the arguments last first.
+        app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help(); // the chosen command's help, if there is one
+        return kExitOk;
+    } catch (const CLI::Success&) {
+        return kExitOk; // --version
+    } catch (const CLI::ParseError& error) {
+        const std::string name = selected();
+        std::string message;
+        if (name.empty() || dynamic_cast<const CLI::ExtrasError*>(&error)) {
+            message = describeExtras(app, name);
+        }
+        if (message.empty()) {
+            message = name.empty() && dynamic_cast<const CLI::RequiredError*>(&error)
+                          ? std::string("no command given")
+                          : std::string(error.what());
+        }
+        return usage(name, message);
+    }
+    o.command = selected();
+    if (o.command == "diff") {
+        o.positional = {file, secondFile};
+    } else if (o.command != "devices") {
+        o.positional = {file};
+    }
+    o.memoryLimitGiven = memoryLimit->count() > 0;
+    o.memoryLimit = o.memoryLimitGiven ? static_cast<uint64_t>(memoryLimitMb * 1024 * 1024)
+                                       : defaultMemoryLimit();
+    try {
+        checkCommand(o);
+    } catch (const UsageError& error) {
+        return usage(o.command, error.message);
+    }
+    return std::nullopt;
+}
+
+} // namespace scriptscope::cli
