@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh bench_scriptscope bench_gui bench_warp bench_run bench_diagram bench_numerics \
-    bench_pipeline
+    bench_pipeline bench_cli
 /usr/bin/python3 tests/benchmarks/make_bench_models.py build/bench # makes what is missing
 build/bin/bench_scriptscope build/bench/resnet18.pt
 build/bin/bench_gui build/bench/vit_b_16.pt
@@ -13,3 +13,4 @@ build/bin/bench_diagram --op-library "$(cat build/fixtures/torchvision_library.t
     build/bench/resnet50.pt build/bench/fasterrcnn.pt
 build/bin/bench_numerics build/bench/resnet18.pt build/bench/resnet50.pt build/bench/resnet50_other.pt
 build/bin/bench_pipeline build/bench/resnet18.pt
+build/bin/bench_cli build/bin/scriptscope-cli build/bin/raw_graph "$(cat build/fixtures-dir.txt)/compute.pt"
