@@ -107,6 +107,19 @@ void printRecord(const ActivationRecord& r, size_t index, bool compared) {
     std::cout << "\n";
 }
 
+// optimize -o: a copy that could not be written, or does not load back or run, is an error (exit
+// status 1), not a file handed over with "Saved".
+int saveFailed(const Options& o, const OptimizeResult& r) {
+    if (r.saveError.empty()) {
+        return kExitOk;
+    }
+    std::cerr << kProgram << ": " << r.saveError
+              << (o.keepUnloadable ? " (kept, as --keep-unloadable asks)"
+                                   : " (not kept; --keep-unloadable keeps it)")
+              << "\n";
+    return kExitError;
+}
+
 } // namespace
 
 int commandActivations(const Options& o) {
@@ -259,6 +272,7 @@ int commandOptimize(const Options& o) {
     request.passes.insert(request.passes.end(), o.passes.begin(), o.passes.end());
     request.run = o.run;
     request.savePath = o.output;
+    request.keepUnloadable = o.keepUnloadable;
     auto result = session.optimize(request);
     if (!result) {
         return fail(o, result.error());
@@ -277,7 +291,10 @@ int commandOptimize(const Options& o) {
             {"kinds", kinds},
             {"timed", r.timed},
             {"notes", r.notes},
-            {"saved", r.saved.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saved)}};
+            {"saved", r.saved.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saved)},
+            {"saved_verified", r.savedVerified},
+            {"save_error",
+             r.saveError.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.saveError)}};
         if (r.timed) {
             j["before_ms"] = statsJson(r.before);
             j["after_ms"] = statsJson(r.after);
@@ -299,7 +316,7 @@ int commandOptimize(const Options& o) {
             j["compare_note"] = r.compareNote;
         }
         std::cout << j.dump(2) << "\n";
-        return kExitOk;
+        return saveFailed(o, r);
     }
     std::cout << "Passes      ";
     for (size_t i = 0; i < r.applied.size(); ++i) {
@@ -348,12 +365,15 @@ int commandOptimize(const Options& o) {
         }
     }
     if (!r.saved.empty()) {
-        std::cout << "Saved       " << r.saved << "\n";
+        std::cout << "Saved       " << r.saved
+                  << (r.savedVerified ? (r.timed ? " (loaded back and run once)" : " (loaded back)")
+                                      : "")
+                  << "\n";
     }
     for (const auto& note : r.notes) {
         std::cout << "Note: " << note << "\n";
     }
-    return kExitOk;
+    return saveFailed(o, r);
 }
 
 int commandDiff(const Options& o) {

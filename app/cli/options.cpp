@@ -150,7 +150,6 @@ method (a diff); extra files. The exit status is 0 when they are the same, 1 whe
 const char* const kDevicesFooter =
     R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
 
-
 // CLI11 validators for numbers as strtod reads them, so "1e3" and "7.0" count, as before. CLI11
 // puts the option's name before the message.
 bool readNumber(const std::string& value, double& number) {
@@ -491,8 +490,12 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("NAME")
         ->allow_extra_args(false)
         ->take_all();
-    optimize->add_option("-o,--output", o.output, "Write the optimised copy (an archive)")
+    optimize
+        ->add_option("-o,--output", o.output,
+                     "Write the optimised copy (an archive), then load it\nback and run it once")
         ->type_name("OUT.pt");
+    optimize->add_flag("--keep-unloadable", o.keepUnloadable,
+                       "Keep the copy even when it does not load back or run");
     optimize->add_option("--warmup", o.run.warmup, "Untimed runs of each first (at least 3)")
         ->type_name("N")
         ->transform(aWholeNumber(0))

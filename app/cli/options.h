@@ -64,6 +64,7 @@ struct Options {
     // optimize
     bool freeze = false;
     bool forInference = false;
+    bool keepUnloadable = false; // optimize -o: keep a copy that does not load back
     std::vector<std::string> passes;
     // warp
     std::string matrixFile;

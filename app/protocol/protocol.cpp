@@ -1057,6 +1057,7 @@ QCborMap toCbor(const OptimizeRequest& r) {
     put(m, "passes", strings(r.passes));
     put(m, "run", toCbor(r.run));
     put(m, "savePath", text(r.savePath));
+    put(m, "keepUnloadable", r.keepUnloadable);
     put(m, "tolerance", r.tolerance);
     return m;
 }
@@ -1066,6 +1067,7 @@ OptimizeRequest optimizeRequestFromCbor(const QCborMap& m) {
     r.passes = strings(array(m, "passes"));
     r.run = runRequestFromCbor(submap(m, "run"));
     r.savePath = text(m, "savePath");
+    r.keepUnloadable = boolean(m, "keepUnloadable");
     r.tolerance = real(m, "tolerance");
     return r;
 }
@@ -1098,6 +1100,8 @@ QCborMap toCbor(const OptimizeResult& r) {
     put(m, "firstDifferent", text(r.firstDifferentModule));
     put(m, "tolerance", r.tolerance);
     put(m, "saved", text(r.saved));
+    put(m, "savedVerified", r.savedVerified);
+    put(m, "saveError", text(r.saveError));
     put(m, "notes", strings(r.notes));
     return m;
 }
@@ -1131,6 +1135,8 @@ OptimizeResult optimizeResultFromCbor(const QCborMap& m) {
     r.firstDifferentModule = text(m, "firstDifferent");
     r.tolerance = real(m, "tolerance");
     r.saved = text(m, "saved");
+    r.savedVerified = boolean(m, "savedVerified");
+    r.saveError = text(m, "saveError");
     r.notes = strings(array(m, "notes"));
     return r;
 }

@@ -1128,6 +1128,22 @@ private Q_SLOTS:
         r = cli({QStringLiteral("run"), out, QStringLiteral("--inputs"),
                  fx("stats_model.inputs.pt"), QStringLiteral("--iters"), QStringLiteral("1")});
         QCOMPARE(r.exitCode, 0);
+        // --for-inference: the copy written loads back and runs (checked before "Saved").
+        const QString inference = dir.filePath(QStringLiteral("inference.pt"));
+        r = cli({QStringLiteral("optimize"), fx("stats_model.pt"), QStringLiteral("--freeze"),
+                 QStringLiteral("--for-inference"), QStringLiteral("--inputs"),
+                 fx("stats_model.inputs.pt"), QStringLiteral("-o"), inference});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        QVERIFY2(r.out.find("(loaded back and run once)") != std::string::npos, r.out.c_str());
+        r = cli({QStringLiteral("run"), inference, QStringLiteral("--inputs"),
+                 fx("stats_model.inputs.pt"), QStringLiteral("--iters"), QStringLiteral("1")});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+        // A copy that cannot be written: exit status 1 and why, no "Saved".
+        r = cli({QStringLiteral("optimize"), fx("stats_model.pt"), QStringLiteral("--freeze"),
+                 QStringLiteral("-o"), dir.filePath(QStringLiteral("no/such/folder/x.pt"))});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.find("cannot save") != std::string::npos, r.err.c_str());
+        QVERIFY(r.out.find("Saved") == std::string::npos);
         r = cli({QStringLiteral("optimize"), fx("mutating.pt"), QStringLiteral("--freeze")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.find("freeze failed") != std::string::npos, r.err.c_str());

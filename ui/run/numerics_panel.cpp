@@ -963,6 +963,10 @@ void NumericsPanel::showPasses(const OptimizeResult& r) {
     optimizeResult_ = r;
     optimisedCopy_ = q(r.saved);
     saveCopy_->setEnabled(!optimisedCopy_.isEmpty());
+    saveCopy_->setToolTip(!r.saveError.empty() ? q(r.saveError)
+                          : r.savedVerified
+                              ? tr("Write the optimised copy (it was loaded back and run once)")
+                              : QString());
     QStringList applied;
     for (const auto& a : r.applied) {
         applied << q(a);
@@ -993,6 +997,10 @@ void NumericsPanel::showPasses(const OptimizeResult& r) {
                             .arg(r.modules.size())
                             .arg(r.tolerance)
                             .arg(q(r.firstDifferentModule)));
+    }
+    if (!r.saveError.empty()) {
+        // The copy was not kept: "Save the copy" stays off rather than hand over a broken file.
+        lines << tr("<b>No copy to save</b>: %1").arg(q(r.saveError).toHtmlEscaped());
     }
     for (const auto& note : r.notes) {
         lines << q(note).toHtmlEscaped();

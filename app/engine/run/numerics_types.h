@@ -101,9 +101,10 @@ struct OptimizeRequest {
     // "dead-code-elimination", "common-subexpression-elimination", "peephole", "remove-dropout",
     // "fuse-linear". Applied to a copy: the loaded model is unchanged.
     std::vector<std::string> passes;
-    RunRequest run; // inputs, device, warmup (at least 3), iterations; no inputs: not timed
-    std::string savePath;
-    double tolerance = 1e-4; // module outputs differing by more are named
+    RunRequest run;       // inputs, device, warmup (at least 3), iterations; no inputs: not timed
+    std::string savePath; // written, then loaded back and run once on the inputs (if any)
+    bool keepUnloadable = false; // keep a saved copy that does not load or run
+    double tolerance = 1e-4;     // module outputs differing by more are named
 };
 
 struct KindCount {
@@ -135,7 +136,9 @@ struct OptimizeResult {
     std::vector<ModuleDelta> modules;
     std::string firstDifferentModule; // beyond `tolerance`; empty: none
     double tolerance = 1e-4;
-    std::string saved; // the path written, when savePath was given and it could be written
+    std::string saved;          // the path written, when savePath was given and it could be written
+    bool savedVerified = false; // the file was loaded back (and run once when there were inputs)
+    std::string saveError;      // why the copy was not saved or is unusable; empty: fine
     std::vector<std::string> notes;
 };
 

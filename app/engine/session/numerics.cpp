@@ -17,16 +17,19 @@
 #include <torch/csrc/jit/passes/fold_conv_bn.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/frozen_conv_folding.h>
+#include <torch/csrc/jit/passes/frozen_graph_optimizations.h>
 #include <torch/csrc/jit/passes/fuse_linear.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/peephole.h>
 #include <torch/csrc/jit/passes/remove_dropout.h>
 #include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/csrc/jit/serialization/import.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -916,6 +919,86 @@ bool isFrozenPass(const std::string& name) {
 
 } // namespace
 
+namespace {
+
+bool hasMkldnnConstants(const torch::jit::Block* block) {
+    static const auto mkldnnConstant = c10::Symbol::fromQualString("prim::ConstantMKLDNNTensor");
+    for (const auto* node : block->nodes()) {
+        if (node->kind() == mkldnnConstant) {
+            return true;
+        }
+        if (node->kind() == c10::prim::Constant &&
+            node->output()->type()->cast<c10::TensorType>()) {
+            const auto value = torch::jit::toIValue(node->output());
+            if (value && value->isTensor() && value->toTensor().is_mkldnn()) {
+                return true;
+            }
+        }
+        for (const auto* child : node->blocks()) {
+            if (hasMkldnnConstants(child)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// True when a method of `module` holds MKLDNN tensors as constants, which PyTorch cannot save.
+bool hasMkldnnConstants(const torch::jit::Module& module) {
+    for (const auto& method : module.get_methods()) {
+        if (hasMkldnnConstants(torch::jit::toGraphFunction(method.function()).graph()->block())) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Saves the optimised copy, then loads the file back as a user would and runs it once on the
+// run's inputs (when there are any): a file that does not load or run is reported in
+// result.saveError and removed, unless the request keeps it.
+void saveVerified(torch::jit::Module& copy, const std::string& methodName,
+                  const OptimizeRequest& request, const detail::PreparedRun* prepared,
+                  OptimizeResult& result) {
+    try {
+        copy.save(request.savePath);
+    } catch (const std::exception& error) {
+        result.saveError = "cannot save the optimised copy: " +
+                           detail::errorFromException(error, ErrorKind::Model).message;
+        return;
+    }
+    std::string failure;
+    try {
+        auto loaded = prepared ? torch::jit::load(request.savePath, prepared->device)
+                               : torch::jit::load(request.savePath);
+        failure = "it loads, but running " + methodName + " failed: ";
+        if (prepared) {
+            c10::InferenceMode inferenceMode;
+            auto inputs = prepared->inputs;
+            loaded.get_method(methodName)(inputs);
+        }
+        failure.clear();
+    } catch (const std::exception& error) {
+        if (failure.empty()) {
+            failure = "it does not load: ";
+        }
+        failure += detail::errorFromException(error, ErrorKind::Model).message;
+    }
+    if (failure.empty()) {
+        result.saved = request.savePath;
+        result.savedVerified = true;
+        return;
+    }
+    result.saveError = "the saved copy " + request.savePath + " is unusable: " + failure;
+    if (request.keepUnloadable) {
+        result.saved = request.savePath;
+        result.notes.push_back("the unusable copy was kept, as asked");
+    } else {
+        std::remove(request.savePath.c_str());
+    }
+}
+
+} // namespace
+
 Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
     if (!impl_->module) {
         return Error{ErrorKind::Internal, "no model is loaded"};
@@ -971,68 +1054,90 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
         std::map<std::string, int> countsBefore;
         countKinds(before->block(), countsBefore, result.nodesBefore);
 
-        torch::jit::Module copy = original.clone();
+        // The passes on a fresh copy. portable: optimize-for-inference without its MKLDNN
+        // conversion, whose constants PyTorch cannot save (see saveVerified).
         bool frozen = false;
-        bool inlined = false;
-        for (const auto& pass : request.passes) {
-            current = pass;
-            auto graphOf = [&]() {
-                return torch::jit::toGraphFunction(copy.get_method(methodName).function()).graph();
-            };
-            const std::string textBefore = graphOf()->toString();
-            if (pass == "freeze") {
-                if (frozen) {
-                    result.notes.push_back("freeze: already frozen, skipped");
-                    continue;
-                }
-                copy = torch::jit::freeze(copy);
-                frozen = true;
-            } else if (pass == "optimize-for-inference") {
-                copy = torch::jit::optimize_for_inference(copy);
-                frozen = true;
-                result.notes.push_back(at::hasMKLDNN()
-                                           ? "optimize-for-inference: this LibTorch has MKLDNN, so "
-                                             "convolutions may run as MKLDNN operators"
-                                           : "optimize-for-inference: this LibTorch has no MKLDNN");
-            } else if (pass == "fold-conv-bn") {
-                if (frozen) {
-                    auto graph = graphOf();
-                    torch::jit::FoldFrozenConvBatchnorm(graph);
-                } else {
-                    copy = torch::jit::FoldConvBatchNorm(copy);
-                }
-            } else {
-                auto graph = graphOf();
-                if (!frozen && !inlined) {
-                    // Without freezing, the method calls its submodules: the passes would see
-                    // only the calls. The copy's method gets them inlined first.
-                    torch::jit::Inline(*graph);
-                    inlined = true;
-                    result.notes.push_back("the copy's " + methodName +
-                                           " had its submodules' calls inlined before " + pass);
-                }
-                if (pass == "constant-propagation") {
-                    torch::jit::ConstantPropagation(graph);
-                } else if (pass == "dead-code-elimination") {
-                    torch::jit::EliminateDeadCode(graph);
-                } else if (pass == "common-subexpression-elimination") {
-                    torch::jit::EliminateCommonSubexpression(graph);
-                } else if (pass == "peephole") {
-                    torch::jit::PeepholeOptimize(graph);
-                } else if (pass == "remove-dropout") {
+        auto applyPasses = [&](bool portable, std::vector<std::string>* applied,
+                               std::vector<std::string>* notes) {
+            torch::jit::Module copy = original.clone();
+            frozen = false;
+            bool inlined = false;
+            std::vector<std::string> ignored;
+            if (!notes) {
+                notes = &ignored;
+            }
+            for (const auto& pass : request.passes) {
+                current = pass;
+                auto graphOf = [&]() {
+                    return torch::jit::toGraphFunction(copy.get_method(methodName).function())
+                        .graph();
+                };
+                const std::string textBefore = graphOf()->toString();
+                if (pass == "freeze") {
                     if (frozen) {
-                        torch::jit::removeDropout(graph);
-                    } else {
-                        torch::jit::removeDropout(copy);
+                        notes->push_back("freeze: already frozen, skipped");
+                        continue;
                     }
-                } else if (pass == "fuse-linear") {
-                    torch::jit::FuseLinear(graph);
+                    copy = torch::jit::freeze(copy);
+                    frozen = true;
+                } else if (pass == "optimize-for-inference" && portable) {
+                    if (!frozen) {
+                        copy = torch::jit::freeze(copy);
+                        frozen = true;
+                    }
+                    auto graph = graphOf();
+                    torch::jit::OptimizeFrozenGraph(graph, true);
+                } else if (pass == "optimize-for-inference") {
+                    copy = torch::jit::optimize_for_inference(copy);
+                    frozen = true;
+                    notes->push_back(at::hasMKLDNN()
+                                         ? "optimize-for-inference: this LibTorch has MKLDNN, so "
+                                           "convolutions may run as MKLDNN operators"
+                                         : "optimize-for-inference: this LibTorch has no MKLDNN");
+                } else if (pass == "fold-conv-bn") {
+                    if (frozen) {
+                        auto graph = graphOf();
+                        torch::jit::FoldFrozenConvBatchnorm(graph);
+                    } else {
+                        copy = torch::jit::FoldConvBatchNorm(copy);
+                    }
+                } else {
+                    auto graph = graphOf();
+                    if (!frozen && !inlined) {
+                        // Without freezing, the method calls its submodules: the passes would see
+                        // only the calls. The copy's method gets them inlined first.
+                        torch::jit::Inline(*graph);
+                        inlined = true;
+                        notes->push_back("the copy's " + methodName +
+                                         " had its submodules' calls inlined before " + pass);
+                    }
+                    if (pass == "constant-propagation") {
+                        torch::jit::ConstantPropagation(graph);
+                    } else if (pass == "dead-code-elimination") {
+                        torch::jit::EliminateDeadCode(graph);
+                    } else if (pass == "common-subexpression-elimination") {
+                        torch::jit::EliminateCommonSubexpression(graph);
+                    } else if (pass == "peephole") {
+                        torch::jit::PeepholeOptimize(graph);
+                    } else if (pass == "remove-dropout") {
+                        if (frozen) {
+                            torch::jit::removeDropout(graph);
+                        } else {
+                            torch::jit::removeDropout(copy);
+                        }
+                    } else if (pass == "fuse-linear") {
+                        torch::jit::FuseLinear(graph);
+                    }
+                }
+                if (applied) {
+                    const bool changed = graphOf()->toString() != textBefore;
+                    applied->push_back(pass + (changed ? "" : " (no change)"));
                 }
             }
-            const bool changed = graphOf()->toString() != textBefore;
-            result.applied.push_back(pass + (changed ? "" : " (no change)"));
-        }
-        current.clear();
+            current.clear();
+            return copy;
+        };
+        torch::jit::Module copy = applyPasses(false, &result.applied, &result.notes);
         auto copyMethod = copy.get_method(methodName);
         const auto after = frozen ? torch::jit::toGraphFunction(copyMethod.function()).graph()
                                   : inlinedCopy(copyMethod);
@@ -1197,13 +1302,20 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                                    "their outputs");
         }
         if (!request.savePath.empty()) {
-            try {
-                copy.save(request.savePath);
-                result.saved = request.savePath;
-            } catch (const std::exception& error) {
-                result.notes.push_back("cannot save the optimised copy: " +
-                                       detail::errorFromException(error, ErrorKind::Model).message);
+            torch::jit::Module toSave = copy;
+            if (hasMkldnnConstants(copy)) {
+                // PyTorch writes MKLDNN constants as `ops.prim.ConstantMKLDNNTensor()` with no
+                // value: no LibTorch loads that file ("required keyword attribute 'value' is
+                // undefined"). Save the same passes with the portable part of
+                // optimize-for-inference.
+                toSave = applyPasses(true, nullptr, nullptr);
+                result.notes.push_back(
+                    "optimize-for-inference's MKLDNN conversion cannot be saved (PyTorch writes "
+                    "its "
+                    "MKLDNN constants without their values); the saved copy has its other rewrites "
+                    "(frozen conv, batch-norm, add and mul folding) and runs on dense tensors");
             }
+            saveVerified(toSave, methodName, request, prepared ? &*prepared : nullptr, result);
         }
     } catch (const std::exception& error) {
         Error e = detail::errorFromException(error, ErrorKind::Model);
