@@ -75,6 +75,25 @@ private Q_SLOTS:
                  result.summary.c_str());
     }
 
+    // What people mistake for TorchScript, named: a torch.export archive (.pt2, committed as
+    // torch 2.14 saved it) and PyTorch 1.0-preview's format (the custom-operator tutorial's own
+    // example.pt; a file with the preview's magic stands for it here).
+    void recognizesExportAndPreviewFormats() {
+        const auto exported = probeArchive(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                           "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2");
+        QCOMPARE(toString(exported.kind), toString(FileKind::ExportedProgram));
+        QVERIFY2(exported.summary.find("torch.export archive (.pt2") != std::string::npos,
+                 exported.summary.c_str());
+        QTemporaryDir dir;
+        const std::string preview = dir.path().toStdString() + "/example.pt";
+        std::ofstream(preview, std::ios::binary) << "PYTORCH1" << std::string(64, '\x07');
+        const auto old = probeArchive(preview);
+        QCOMPARE(toString(old.kind), toString(FileKind::PreviewTorchScript));
+        QVERIFY2(old.summary.find("1.0-preview") != std::string::npos &&
+                     old.summary.find("Export the model again") != std::string::npos,
+                 old.summary.c_str());
+    }
+
     void unreadableFile() {
         // A file its reader may not open: as root (the tests run as root in CI) every file is
         // readable, so the probe runs in a child that has dropped to nobody.

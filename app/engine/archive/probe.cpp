@@ -400,6 +400,17 @@ void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
         describeTorchSaveZip(result, value);
         return;
     }
+    if (const auto* format = zip.find(folder + "/archive_format")) {
+        const auto text = zip.read(*format, 64);
+        if (text && text->rfind("pt2", 0) == 0) {
+            result.kind = FileKind::ExportedProgram;
+            result.summary =
+                "a torch.export archive (.pt2, written by torch.export.save), not TorchScript: "
+                "ScriptScope does not open these yet. In Python, torch.export.load reads it; for "
+                "ScriptScope, save the model with torch.jit.save (torch.jit.script or trace).";
+            return;
+        }
+    }
     result.kind = FileKind::Zip;
     result.summary = "a zip archive that is not a PyTorch file (no code/, constants.pkl or "
                      "data.pkl under '" +
@@ -443,6 +454,13 @@ ProbeResult probeArchive(const std::string& path, const ProbeEnvironment& enviro
 
     if (startsWith(head, "PK\x03\x04") || startsWith(head, "PK\x05\x06")) {
         probeZip(result, environment);
+    } else if (startsWith(head, "PYTORCH1")) {
+        // The 2018 preview's format (the custom-operator tutorial's example.pt is one). PyTorch
+        // says only "File is an unsupported archive format from the preview release".
+        result.kind = FileKind::PreviewTorchScript;
+        result.summary = "a TorchScript file in PyTorch 1.0-preview's format (it begins with "
+                         "PYTORCH1; archives are zips since 1.0): no LibTorch since the preview "
+                         "reads it. Export the model again from its source with torch.jit.save.";
     } else if (head.size() >= 8 && head.compare(4, 4, "PTMF") == 0) {
         result.kind = FileKind::MobileFlatbuffer;
         result.summary = "a flatbuffer mobile archive (_save_for_lite_interpreter with "

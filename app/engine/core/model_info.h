@@ -21,8 +21,10 @@ enum class FileKind {
     LegacyTorchSave,  // torch.save with _use_new_zipfile_serialization=False
     MobileFlatbuffer, // _save_for_lite_interpreter(..., _use_flatbuffer=True)
     Onnx,
-    Zip,          // a zip that is none of the above
-    TruncatedZip, // starts like a zip but its directory is missing or cut off
+    ExportedProgram,    // torch.export.save (.pt2)
+    PreviewTorchScript, // PyTorch 1.0-preview's TorchScript format (magic PYTORCH1), read by none
+    Zip,                // a zip that is none of the above
+    TruncatedZip,       // starts like a zip but its directory is missing or cut off
     Text,
     Unknown,
 };

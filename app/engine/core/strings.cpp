@@ -59,6 +59,10 @@ const char* toString(FileKind kind) {
         return "mobile-flatbuffer";
     case FileKind::Onnx:
         return "onnx";
+    case FileKind::ExportedProgram:
+        return "exported-program";
+    case FileKind::PreviewTorchScript:
+        return "preview-torchscript";
     case FileKind::Zip:
         return "zip";
     case FileKind::TruncatedZip:
