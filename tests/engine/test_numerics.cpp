@@ -17,6 +17,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <numeric>
 #include <set>
 
 using namespace scriptscope;
@@ -168,7 +170,14 @@ private Q_SLOTS:
             QVERIFY2(close(record->min, stats["min"].get<double>()), path.c_str());
             QVERIFY2(close(record->max, stats["max"].get<double>()), path.c_str());
             QVERIFY2(close(record->mean, stats["mean"].get<double>(), 1e-4, 1e-6), path.c_str());
-            QVERIFY2(close(record->stddev, stats["std"].get<double>(), 1e-4), path.c_str());
+            // The fixture holds the population std; ScriptScope shows torch.std()'s (unbiased).
+            int64_t finite = -stats["nan"].get<int64_t>() - stats["inf"].get<int64_t>();
+            finite += std::accumulate(record->shape.begin(), record->shape.end(), int64_t{1},
+                                      std::multiplies<>());
+            const double unbiased =
+                stats["std"].get<double>() *
+                std::sqrt(double(finite) / double(std::max<int64_t>(finite - 1, 1)));
+            QVERIFY2(close(record->stddev, unbiased, 1e-4), path.c_str());
             QCOMPARE(record->nanCount, stats["nan"].get<int64_t>());
             QCOMPARE(record->infCount, stats["inf"].get<int64_t>());
             // The histogram counts every finite value once, in equal bins from min to max.

@@ -165,6 +165,10 @@ int ActivationTableModel::columnCount(const QModelIndex& parent) const {
 
 QVariant ActivationTableModel::headerData(int section, Qt::Orientation orientation,
                                           int role) const {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == StdColumn) {
+        return tr("Standard deviation of the finite values as torch.std() computes it: unbiased, "
+                  "dividing by n \u2212 1 (0 for a single value)");
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return {};
     }

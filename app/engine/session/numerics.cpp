@@ -154,7 +154,8 @@ void floatStatistics(const float* data, int64_t n, int bins, ActivationRecord& r
             r.histogram[b] += counts[c][b];
         }
     }
-    r.stddev = std::sqrt(sq / static_cast<double>(all.finite));
+    // torch.std()'s definition: unbiased (Bessel's correction), over the finite values.
+    r.stddev = all.finite > 1 ? std::sqrt(sq / static_cast<double>(all.finite - 1)) : 0.0;
 }
 
 // Any other dtype or device: with LibTorch's own operators, where the tensor is.
@@ -174,7 +175,7 @@ void genericStatistics(const at::Tensor& tensor, int bins, ActivationRecord& r) 
     r.min = finite.min().item<double>();
     r.max = finite.max().item<double>();
     r.mean = finite.mean().item<double>();
-    r.stddev = finite.std(/*unbiased=*/false).item<double>();
+    r.stddev = finite.numel() > 1 ? finite.std(/*unbiased=*/true).item<double>() : 0.0;
     r.histogramMin = r.min;
     r.histogramMax = r.max;
     if (r.max > r.min) {
