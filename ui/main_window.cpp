@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "elided_label.h"
 #include "error_banner.h"
 #include "model_workspace.h"
 #include "numerics_panel.h"
@@ -165,8 +166,15 @@ void MainWindow::placeOnScreen(const QSize& preferred) {
     const QRect available = screen->availableGeometry();
     const bool saved =
         !QSettings().value(QStringLiteral("window/geometry")).toByteArray().isEmpty();
+    const QSize largest(available.width() * 95 / 100, available.height() * 95 / 100);
     QSize size = saved ? this->size() : preferred;
-    size = size.boundedTo(QSize(available.width() * 95 / 100, available.height() * 95 / 100));
+    size = size.boundedTo(largest);
+    // A size saved at another scale (QT_SCALE_FACTOR=2 leaves a 960x540 screen) is no size for
+    // this one: a window under two thirds of the usual one opens at the usual size.
+    const QSize usual = preferred.boundedTo(largest);
+    if (size.width() < usual.width() * 2 / 3 || size.height() < usual.height() * 2 / 3) {
+        size = usual;
+    }
     resize(size);
     if (!saved || !available.contains(frameGeometry())) {
         move(available.center() - QPoint(size.width() / 2, size.height() / 2));
@@ -252,8 +260,10 @@ void MainWindow::buildUi() {
         settings.sync();
     });
 
-    statusFile_ = new QLabel(this);
-    statusModel_ = new QLabel(this);
+    statusFile_ = new ElidedLabel(this, Qt::ElideMiddle);
+    statusFile_->setObjectName(QStringLiteral("fileStatus"));
+    statusModel_ = new ElidedLabel(this);
+    statusModel_->setObjectName(QStringLiteral("modelStatus"));
     statusRuntime_ = new QLabel(this);
     statusRuntime_->setObjectName(QStringLiteral("runtimeStatus"));
     progress_ = new QProgressBar(this);
@@ -394,13 +404,14 @@ void MainWindow::showModel(const ModelInfo& info) {
     if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
         statusBar()->clearMessage();
     }
-    statusFile_->setText(
+    statusFile_->setFullText(
         QStringLiteral("%1 (%2)").arg(currentFile_, q(formatBytes(info.probe.fileSize))));
-    statusModel_->setText(tr("%1 modules, %2 parameters (%3), %4 methods")
-                              .arg(info.modules.size())
-                              .arg(QLocale().toString(static_cast<qulonglong>(info.parameterCount)))
-                              .arg(q(formatBytes(info.parameterBytes)))
-                              .arg(info.methodCount));
+    statusModel_->setFullText(
+        tr("%1 modules, %2 parameters (%3), %4 methods")
+            .arg(info.modules.size())
+            .arg(QLocale().toString(static_cast<qulonglong>(info.parameterCount)))
+            .arg(q(formatBytes(info.parameterBytes)))
+            .arg(info.methodCount));
     Q_EMIT modelShown(currentFile_);
 }
 

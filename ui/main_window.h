@@ -12,6 +12,10 @@
 class QFileSystemWatcher;
 class QFrame;
 class QLabel;
+
+namespace scriptscope {
+class ElidedLabel;
+}
 class QLineEdit;
 class QComboBox;
 class QCheckBox;
@@ -124,8 +128,8 @@ private:
     NumericsPanel* numericsPanel_ = nullptr;
     SafePreview* safePreview_ = nullptr;
     quint64 previewRequest_ = 0;
-    QLabel* statusFile_ = nullptr;
-    QLabel* statusModel_ = nullptr;
+    ElidedLabel* statusFile_ = nullptr; // the path elided in the middle, whole in the tooltip
+    ElidedLabel* statusModel_ = nullptr;
     QLabel* statusRuntime_ = nullptr;
     QLabel* statusSandbox_ = nullptr;
     QProgressBar* progress_ = nullptr;

@@ -10,6 +10,7 @@
 #include <frame_source.h>
 #include <main_window.h>
 #include <output_panel.h>
+#include <output_view.h>
 #include <run_panel.h>
 #include <warp_editor.h>
 #include <worker_client.h>
@@ -22,6 +23,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include <matrix_io.h>
@@ -103,6 +105,14 @@ private Q_SLOTS:
                  qPrintable(outputs->taskSummary()));
         QCOMPARE(outputs->pageCorners().size(), size_t{4});
         QVERIFY(outputs->useCornersAction()->isEnabled());
+        // At 1280 px, the demo's key action is on the bar, not behind its » overflow menu.
+        bool onTheBar = false;
+        for (QObject* object : outputs->useCornersAction()->associatedObjects()) {
+            if (auto* button = qobject_cast<QToolButton*>(object)) {
+                onTheBar = onTheBar || (button->isVisible() && button->width() > 20);
+            }
+        }
+        QVERIFY(onTheBar);
         QTest::qWait(100);
         saveScreenshot(window_, QStringLiteral("demo-page-result"));
 
@@ -183,6 +193,13 @@ private Q_SLOTS:
         // Every frame of the video was either shown or dropped (counted), none queued.
         QCOMPARE(player_->framesShown() + player_->droppedFrames(), qint64{20});
         QVERIFY(player_->framesShown() >= 2);
+        // One count of dropped frames: the overlay says what the player's label says, the frames
+        // dropped after the last one shown included.
+        const QStringList overlay = run_->outputs()->imageView()->overlay();
+        QVERIFY(!overlay.isEmpty());
+        QVERIFY2(
+            overlay.back().contains(QStringLiteral("· %1 dropped").arg(player_->droppedFrames())),
+            qPrintable(overlay.back()));
         QTest::qWait(100);
         saveScreenshot(window_, QStringLiteral("frames-video-played"));
         const qint64 recorded = player_->recordedFrames();

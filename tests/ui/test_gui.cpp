@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include <code_view.h>
+#include <elided_label.h>
 #include <main_window.h>
 #include <module_tree_model.h>
 #include <process_limits.h>
@@ -320,6 +321,25 @@ private Q_SLOTS:
         QVERIFY(window_->openErrorBannerText().isEmpty());
         QVERIFY(window_->statusBar()->currentMessage().isEmpty());
         QVERIFY(window_->showWorkspace(QStringLiteral("model")));
+    }
+
+    // The status bar never cuts a word: a narrow window elides the path in the middle with "…",
+    // the tooltip holds the whole text, and a wide one shows it all.
+    void statusBarElidesWithATooltip() {
+        QVERIFY(open(fx("mycell_scripted.pt")));
+        auto* file = window_->findChild<ElidedLabel*>(QStringLiteral("fileStatus"));
+        QVERIFY(file);
+        QVERIFY(file->fullText().contains(QStringLiteral("mycell_scripted.pt (")));
+        const QString whole = file->fullText();
+        file->resize(120, file->height());
+        QVERIFY2(file->text().contains(QChar(0x2026)), qPrintable(file->text()));
+        QVERIFY(file->text().endsWith(QStringLiteral(")")));
+        QCOMPARE(file->toolTip(), whole);
+        file->resize(file->fontMetrics().horizontalAdvance(whole) + 40, file->height());
+        QCOMPARE(file->text(), whole);
+        QVERIFY(file->toolTip().isEmpty());
+        auto* model = window_->findChild<ElidedLabel*>(QStringLiteral("modelStatus"));
+        QVERIFY(model && model->fullText().contains(QStringLiteral("modules")));
     }
 
     void archiveOfANewerPyTorch() {

@@ -336,6 +336,31 @@ private Q_SLOTS:
         saveScreenshot(window_, QStringLiteral("run-segmentation-result"));
     }
 
+    // A classifier's run shows its result drawn as the task (the Result tab), not the Image tab's
+    // empty area for a 1 x 1000 output; and a second run stays there.
+    void aClassifierRunShowsTheResultTab() {
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        panel_->setInput(0, QStringLiteral("image"), fx("det_a.png"));
+        panel_->iterationsBox()->setValue(1);
+        panel_->warmupBox()->setValue(0);
+        OutputPanel* outputs = panel_->outputs();
+        for (int runs = 0; runs < 2; ++runs) {
+            QVERIFY2(run(), qPrintable(panel_->statusText()));
+            QVERIFY2(outputs->taskSummary().startsWith(QStringLiteral("classification")),
+                     qPrintable(outputs->taskSummary()));
+            QCOMPARE(outputs->pages()->tabText(outputs->pages()->currentIndex()),
+                     QStringLiteral("Result"));
+        }
+        // Chosen in the output tree by hand, a vector goes to its ranking.
+        outputs->pages()->setCurrentIndex(1); // Image
+        auto* tree = outputs->findChild<QTreeView*>();
+        QVERIFY(tree);
+        tree->setCurrentIndex({});
+        tree->setCurrentIndex(outputs->outputModel()->firstTensor());
+        QCOMPARE(outputs->pages()->tabText(outputs->pages()->currentIndex()),
+                 QStringLiteral("Top-k"));
+    }
+
     void quantizedWeightsAreShown() {
         QVERIFY(open(fx("quantized_mobilenet.pt")));
         QVERIFY(window_->model().parameterCount > 3000000);

@@ -15,12 +15,14 @@
 #include <output_view.h>
 #include <run_panel.h>
 #include <schema.h>
+#include <stats.h>
 #include <timing_plot.h>
 #include <warp_editor.h>
 #include <wheel_guard.h>
 #include <worker_client.h>
 
 #include <nlohmann/json.hpp>
+#include <plot_style.h> // qcustomplot.h, with the keyword macros it needs
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -509,6 +511,59 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QVERIFY(!worker_->busy());
         QCOMPARE(panel_->historyModel()->rowCount(), runs);
+    }
+
+    // 16 runs: the legend names the latest few and counts the rest, the plot keeps its room,
+    // and the histogram's percentiles are one key that no line label overlaps.
+    void plotsWithManyRuns() {
+        TimingPlot plot;
+        plot.resize(700, 260);
+        plot.show();
+        std::vector<RunRecord> runs;
+        for (int r = 0; r < 16; ++r) {
+            RunRecord record;
+            record.number = r + 1;
+            record.label =
+                QStringLiteral("#%1 mnasnet_scripted.pt · cpu · 1 warm-up · 30 iterations")
+                    .arg(r + 1);
+            record.result.device = "cpu";
+            for (int i = 0; i < 30; ++i) {
+                record.result.samplesMs.push_back(10.0 + r * 0.1 + (i % 7) * 0.05);
+            }
+            record.result.stats = computeStats(record.result.samplesMs);
+            runs.push_back(record);
+        }
+        plot.setRuns(runs);
+        QCustomPlot* iterations = plot.iterationsPlot();
+        iterations->replot();
+        QCOMPARE(iterations->graphCount(), 17); // 16 runs and the "earlier runs" line
+        int named = 0;
+        bool counted = false;
+        for (int i = 0; i < iterations->legend->itemCount(); ++i) {
+            auto* item = qobject_cast<QCPPlottableLegendItem*>(iterations->legend->item(i));
+            named += item ? 1 : 0; // a removed item may leave an empty cell
+            counted = counted || (item && item->plottable()->name() ==
+                                              QStringLiteral("and 12 earlier runs (paler)"));
+        }
+        QCOMPARE(named, int(TimingPlot::kLegendRuns) + 1);
+        QVERIFY(counted);
+        QVERIFY2(iterations->axisRect()->rect().height() > iterations->height() / 3,
+                 qPrintable(QStringLiteral("axes %1 px of %2")
+                                .arg(iterations->axisRect()->rect().height())
+                                .arg(iterations->height())));
+        QCustomPlot* histogram = plot.histogramPlot();
+        int keys = 0;
+        for (int i = 0; i < histogram->itemCount(); ++i) {
+            if (auto* text = qobject_cast<QCPItemText*>(histogram->item(i))) {
+                ++keys;
+                QVERIFY(text->text().contains(QStringLiteral("p50")) &&
+                        text->text().contains(QStringLiteral("p90")) &&
+                        text->text().contains(QStringLiteral("p99")));
+            }
+        }
+        QCOMPARE(keys, 1);
+        QCOMPARE(iterations->xAxis->ticker()->tickCount(), 4);
+        saveScreenshot(&plot, QStringLiteral("timing-plot-16-runs"));
     }
 
     void plotAndSamplesExport() {

@@ -88,13 +88,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     threshold_->setMaximumWidth(160);
     threshold_->setToolTip(tr("Detections are drawn from this score"));
     thresholdText_ = new QLabel(resultPage);
-    resultBar->addWidget(new QLabel(tr("Task "), resultPage));
-    resultBar->addWidget(task_);
-    resultBar->addSeparator();
-    resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
-    resultBar->addWidget(threshold_);
-    resultBar->addWidget(thresholdText_);
-    resultBar->addSeparator();
+    // The demo's key action first: a narrow window moves the bar's last items into its » menu.
     useCorners_ = resultBar->addAction(tr("Corners to Warp Editor"));
     useCorners_->setObjectName(QStringLiteral("useModelCorners"));
     useCorners_->setToolTip(tr(
@@ -102,6 +96,13 @@ OutputPanel::OutputPanel(QWidget* parent)
         "found them, so its warp can be compared with one tuned by hand"));
     useCorners_->setEnabled(false);
     connect(useCorners_, &QAction::triggered, this, [this]() { Q_EMIT useCornersRequested(); });
+    resultBar->addSeparator();
+    resultBar->addWidget(new QLabel(tr("Task "), resultPage));
+    resultBar->addWidget(task_);
+    resultBar->addSeparator();
+    resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
+    resultBar->addWidget(threshold_);
+    resultBar->addWidget(thresholdText_);
     taskSummary_ = new QLabel(resultPage);
     taskSummary_->setObjectName(QStringLiteral("taskSummary"));
     taskSummary_->setWordWrap(true);
@@ -121,6 +122,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     connect(threshold_, &QSlider::valueChanged, this, [this]() { showTask(); });
 
     auto* imagePage = new QWidget(outputPages_);
+    imagePage_ = imagePage;
     auto* imageLayout = new QVBoxLayout(imagePage);
     // A tool bar: on a narrow window (QT_SCALE_FACTOR=2) what does not fit goes into its » menu.
     auto* imageBar = new QToolBar(imagePage);
@@ -187,6 +189,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     connect(topKRow_, &QSpinBox::valueChanged, this,
             [this]() { showOutput(outputTree_->currentIndex()); });
     outputPages_->addTab(topKPage, tr("Top-k"));
+    topKPage_ = topKPage;
     connect(labels, &QPushButton::clicked, this, [this]() {
         const QString path =
             QFileDialog::getOpenFileName(this, tr("Labels"), {}, tr("Text (*.txt);;All files (*)"));
@@ -272,9 +275,12 @@ void OutputPanel::showResult(const RunResult& result) {
             select = found;
         }
     }
+    // The task first: whether the output is interpreted decides the tab showOutput picks.
+    showTask();
+    runArriving_ = true;
     outputTree_->setCurrentIndex(select);
     showOutput(select);
-    showTask();
+    runArriving_ = false;
 }
 
 void OutputPanel::setInputImage(const QString& path, const QSize& size) {
@@ -316,6 +322,7 @@ QString OutputPanel::taskSummary() const {
 void OutputPanel::showTask() {
     thresholdText_->setText(QStringLiteral("%1").arg(threshold_->value() / 100.0, 0, 'f', 2));
     if (!last_) {
+        interpreted_ = false;
         taskSummary_->setText(tr("Run the model: a detector's boxes, a segmentation or a "
                                  "classifier's top-k are drawn here over the image input."));
         resultView_->setImage({});
@@ -338,6 +345,7 @@ void OutputPanel::showTask() {
     options.labels = labels_.isEmpty() ? nullptr : &own;
     options.archiveLabels = archiveLabels_.isEmpty() ? nullptr : &archive;
     const TaskResult result = interpretOutput(last_->output, options);
+    interpreted_ = result.kind != TaskKind::None;
     threshold_->setEnabled(result.kind == TaskKind::Detection);
     pageCorners_ =
         result.kind == TaskKind::Page ? result.corners : std::vector<std::pair<double, double>>();
@@ -511,13 +519,20 @@ void OutputPanel::showOutput(const QModelIndex& index) {
                     : tr("Top-k ranks a vector or one row of an N x K output; this output is %1.")
                           .arg(QString::fromStdString(formatShape(value->shape))));
         }
-        if (vector && !layout.isImage()) {
-            outputPages_->setCurrentIndex(1);
-        }
-        if (layout.isImage()) {
-            outputPages_->setCurrentIndex(0);
-        } else if (!vector && !rows && outputPages_->currentIndex() < 2) {
-            outputPages_->setCurrentIndex(2);
+        // The tab that shows this output best: the picture for an image, the ranking for a
+        // vector, the numbers otherwise; a run's output drawn as its task stays on Result.
+        QWidget* const current = outputPages_->currentWidget();
+        const bool picture = current == resultView_->parentWidget() || current == imagePage_;
+        if (runArriving_ && interpreted_) {
+            if (picture) {
+                outputPages_->setCurrentWidget(resultView_->parentWidget());
+            }
+        } else if (layout.isImage()) {
+            outputPages_->setCurrentWidget(imagePage_);
+        } else if (vector) {
+            outputPages_->setCurrentWidget(topKPage_);
+        } else if (!rows && picture) {
+            outputPages_->setCurrentWidget(table_);
         }
     }
     imageView_->setImage(image);

@@ -96,6 +96,11 @@ private:
     OutputTreeModel* outputModel_ = nullptr;
     QTreeView* outputTree_ = nullptr;
     QTabWidget* outputPages_ = nullptr;
+    QWidget* imagePage_ = nullptr;
+    QWidget* topKPage_ = nullptr;
+    // While a run's result arrives: its output interpreted as a task keeps the Result tab.
+    bool runArriving_ = false;
+    bool interpreted_ = false; // the last result was drawn as its task
     OutputImageView* imageView_ = nullptr;
     QComboBox* channel_ = nullptr;
     QComboBox* colormap_ = nullptr;

@@ -174,6 +174,15 @@ void RunPanel::buildUi() {
             liveRecord_ = false; // each play gets its own record in the history
         }
         cancel_->setEnabled(playing || request_ != 0);
+        // The end of a video counts the frames dropped after the last one shown: the overlay
+        // says the same count as the player's label.
+        const QStringList overlay = outputs_->imageView()->overlay();
+        if (!playing && showingFrames_ && !overlay.isEmpty()) {
+            QStringList updated = overlay;
+            updated.back() = framesLine();
+            outputs_->imageView()->setOverlay(updated);
+            outputs_->resultView()->setOverlay(updated);
+        }
     });
 
     auto* imageBox = new QGroupBox(tr("Image preprocessing"), settingsPanel);
@@ -461,6 +470,7 @@ void RunPanel::setModel(const ModelInfo& model) {
 }
 
 void RunPanel::clearResults() {
+    showingFrames_ = false;
     // What belongs to the previous model goes; the run history stays, each run with its model.
     // A playing source stops (it stays open: the next model may be shown the same video).
     player_->setPlaying(false);
@@ -656,7 +666,15 @@ QString RunPanel::statusText() const {
     return status_->text();
 }
 
+QString RunPanel::framesLine() const {
+    return tr("%1 fps shown · %2 dropped%3")
+        .arg(player_->shownFps(), 0, 'f', 1)
+        .arg(player_->droppedFrames())
+        .arg(player_->recording() ? tr(" · ● recording") : QString());
+}
+
 void RunPanel::showResult(const RunResult& result) {
+    showingFrames_ = false;
     last_ = result;
     const RunRecord& record = history_->add(result);
     plot_->setRuns(history_->runs());
@@ -742,6 +760,7 @@ void RunPanel::setDemoVideo(const QString& path) {
 }
 
 void RunPanel::showFrame(const FrameResult& frame) {
+    showingFrames_ = true;
     const RunResult& result = frame.run;
     last_ = result;
     const double ms = result.samplesMs.empty() ? 0 : result.samplesMs.front();
@@ -779,10 +798,7 @@ void RunPanel::showFrame(const FrameResult& frame) {
             .arg(frameText)
             .arg(ms, 0, 'f', 2)
             .arg(s.p50, 0, 'f', 2),
-        tr("%1 fps shown · %2 dropped%3")
-            .arg(player_->shownFps(), 0, 'f', 1)
-            .arg(player_->droppedFrames())
-            .arg(player_->recording() ? tr(" · ● recording") : QString())};
+        framesLine()};
     outputs_->imageView()->setOverlay(overlay);
     outputs_->resultView()->setOverlay(overlay);
     QString why;

@@ -100,6 +100,8 @@ private:
     void showDevices(const std::vector<DeviceInfo>& devices);
     void showResult(const RunResult& result);
     void showFrame(const FrameResult& frame);
+    // The overlay's last line while frames play: fps, the dropped count, recording.
+    QString framesLine() const;
     void showStatus(const QString& text, bool problem);
     void saveSettings() const;
     void clearResults();
@@ -118,6 +120,7 @@ private:
     // A playing source's record in the history: one sample per frame.
     RunResult liveRun_;
     bool liveRecord_ = false;
+    bool showingFrames_ = false; // the overlay is a playing source's, not a single run's
 
     QComboBox* method_ = nullptr;
     QComboBox* device_ = nullptr;

@@ -21,9 +21,26 @@ QColor seriesColor(int i) {
     return colors[i % 6];
 }
 
+// The percentile lines and their key in the theme's colours.
+void styleItems(QCustomPlot* plot, const QPalette& p) {
+    for (int i = 0; i < plot->itemCount(); ++i) {
+        if (auto* text = qobject_cast<QCPItemText*>(plot->item(i))) {
+            text->setColor(p.color(QPalette::Text));
+            text->setBrush(p.color(QPalette::Base));
+        } else if (auto* line = qobject_cast<QCPItemStraightLine*>(plot->item(i))) {
+            QPen pen = line->pen();
+            pen.setColor(p.color(QPalette::Text));
+            line->setPen(pen);
+        }
+    }
+}
+
 void styleAxes(QCustomPlot* plot, const QString& x, const QString& y) {
     plot->xAxis->setLabel(x);
     plot->yAxis->setLabel(y);
+    // Few ticks: numbers that never run together, at QT_SCALE_FACTOR=2 either.
+    plot->xAxis->ticker()->setTickCount(4);
+    plot->yAxis->ticker()->setTickCount(4);
     plot->setMinimumHeight(90);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
@@ -58,7 +75,7 @@ TimingPlot::TimingPlot(QWidget* parent)
     legendRow->addElement(0, 1, new QCPLayoutElement(iterations_));
     legendRow->setColumnStretchFactor(0, 0.001);
     iterations_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    iterations_->legend->setWrap(3);
+    iterations_->legend->setWrap(2);
     iterations_->legend->setBorderPen(Qt::NoPen);
     applyPalette();
 }
@@ -79,6 +96,7 @@ void TimingPlot::applyPalette() {
         stylePlot(plot, p);
         plot->legend->setBrush(background);
         plot->legend->setTextColor(text);
+        styleItems(plot, p);
         plot->replot();
     }
 }
@@ -87,6 +105,10 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
     iterations_->clearGraphs();
     double maxY = 0;
     int maxX = 1;
+    // Every run is drawn; the legend names the latest ones and counts the rest, so that it never
+    // squeezes the plot (16 runs once left it 20 px).
+    const size_t named = std::min(runs.size(), kLegendRuns);
+    const size_t earlier = runs.size() - named;
     for (size_t r = 0; r < runs.size(); ++r) {
         const auto& samples = runs[r].result.samplesMs;
         QVector<double> x, y;
@@ -98,10 +120,25 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
         maxX = std::max(maxX, static_cast<int>(samples.size()));
         QCPGraph* graph = iterations_->addGraph();
         graph->setData(x, y, true);
-        graph->setName(runs[r].label +
-                       QStringLiteral(" · p50 %1 ms").arg(runs[r].result.stats.p50, 0, 'f', 2));
-        graph->setPen(QPen(seriesColor(static_cast<int>(r)), 1.5));
+        // Short, so that two fit side by side: the history table beside has the whole label.
+        graph->setName(QStringLiteral("#%1 %2 · p50 %3 ms")
+                           .arg(runs[r].number)
+                           .arg(QString::fromStdString(runs[r].result.device))
+                           .arg(runs[r].result.stats.p50, 0, 'f', 2));
+        QColor colour = seriesColor(static_cast<int>(r));
+        if (r < earlier) {
+            colour.setAlpha(110); // earlier runs stay for comparison, quieter
+            graph->removeFromLegend();
+        }
+        graph->setPen(QPen(colour, 1.5));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+    }
+    if (earlier > 0) {
+        // A legend line without a series: how many runs it does not name.
+        QCPGraph* more = iterations_->addGraph();
+        more->setPen(Qt::NoPen);
+        more->setName(earlier == 1 ? tr("and 1 earlier run (paler)")
+                                   : tr("and %1 earlier runs (paler)").arg(earlier));
     }
     iterations_->xAxis->setRange(0.5, maxX + 0.5);
     iterations_->yAxis->setRange(0, maxY > 0 ? maxY * 1.15 : 1);
@@ -135,25 +172,36 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
         } markers[] = {{"p50", last.stats.p50, Qt::SolidLine},
                        {"p90", last.stats.p90, Qt::DashLine},
                        {"p99", last.stats.p99, Qt::DotLine}};
-        int row = 0;
+        // The lines carry no text (close percentiles once put their labels on top of each
+        // other): one key in the plot's corner says which line is which.
+        QStringList key;
+        const char* const strokes[] = {"\u2014", "- -", "\u00b7\u00b7\u00b7"};
+        int stroke = 0;
         for (const auto& marker : markers) {
             auto* line = new QCPItemStraightLine(histogram_);
             line->point1->setCoords(marker.value, 0);
             line->point2->setCoords(marker.value, 1);
-            line->setPen(QPen(Qt::black, 1.2, marker.style));
-            auto* label = new QCPItemText(histogram_);
-            label->position->setCoords(marker.value, maxCount * (1.12 - 0.08 * row++));
-            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-            label->setText(QStringLiteral(" %1 %2 ms")
-                               .arg(QLatin1String(marker.name))
-                               .arg(marker.value, 0, 'f', 2));
-            label->setFont(QFont(font().family(), 8));
+            line->setPen(QPen(histogram_->xAxis->basePen().color(), 1.2, marker.style));
+            key << QStringLiteral("%1 %2 %3 ms")
+                       .arg(QString::fromUtf8(strokes[stroke++]), QLatin1String(marker.name))
+                       .arg(marker.value, 0, 'f', 2);
         }
+        auto* label = new QCPItemText(histogram_);
+        label->setObjectName(QStringLiteral("percentiles"));
+        label->position->setType(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(0.98, 0.02);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        label->setTextAlignment(Qt::AlignLeft);
+        label->setText(key.join(QLatin1Char('\n')));
+        label->setFont(QFont(font().family(), 8));
+        label->setPadding(QMargins(3, 1, 3, 1));
+        styleItems(histogram_, palette());
         const double low = bins.lower;
         const double high = bins.lower + width * static_cast<double>(bins.counts.size());
         const double pad = std::max((high - low) * 0.1, 1e-3);
         histogram_->xAxis->setRange(low - pad, std::max(high, last.stats.p99) + 3 * pad);
-        histogram_->yAxis->setRange(0, maxCount * 1.2);
+        // Room above the bars for the key.
+        histogram_->yAxis->setRange(0, maxCount * 1.6);
     }
     histogram_->replot();
 }

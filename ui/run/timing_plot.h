@@ -6,6 +6,8 @@
 
 #include <QWidget>
 
+#include <cstddef>
+
 class QCustomPlot;
 
 namespace scriptscope {
@@ -14,6 +16,9 @@ class TimingPlot : public QWidget {
     Q_OBJECT
 
 public:
+    // The legend names this many latest runs and counts the earlier ones.
+    static constexpr size_t kLegendRuns = 4;
+
     explicit TimingPlot(QWidget* parent = nullptr);
     void setRuns(const std::vector<RunRecord>& runs);
     QCustomPlot* iterationsPlot() const { return iterations_; }
