@@ -340,6 +340,10 @@ private Q_SLOTS:
         QVERIFY(file->toolTip().isEmpty());
         auto* model = window_->findChild<ElidedLabel*>(QStringLiteral("modelStatus"));
         QVERIFY(model && model->fullText().contains(QStringLiteral("modules")));
+        // At 1280 px both have room: the model's summary is on screen, whole.
+        QTRY_VERIFY2(
+            model->isVisible() && model->text() == model->fullText(),
+            qPrintable(QStringLiteral("%1 px: '%2'").arg(model->width()).arg(model->text())));
     }
 
     void archiveOfANewerPyTorch() {

@@ -9,7 +9,8 @@ ElidedLabel::ElidedLabel(QWidget* parent, Qt::TextElideMode mode)
     : QLabel(parent)
     , mode_(mode) {
     setTextFormat(Qt::PlainText);
-    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // Its full width when there is room, down to "…" when there is not.
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 }
 
 void ElidedLabel::setFullText(const QString& text) {
