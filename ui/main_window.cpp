@@ -156,6 +156,23 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::showStatusMessage(const QString& text, int timeoutMs) {
+    // QStatusBar clips a long message mid-word: elide it to the room left of the permanent
+    // widgets, and keep the whole text in the tooltip while it shows.
+    int room = statusBar()->width() - 24;
+    for (QWidget* permanent :
+         {static_cast<QWidget*>(progress_), static_cast<QWidget*>(cancel_),
+          static_cast<QWidget*>(statusRuntime_), static_cast<QWidget*>(statusSandbox_)}) {
+        if (permanent && permanent->isVisible()) {
+            room -= permanent->width() + 8;
+        }
+    }
+    const QString shown =
+        statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 80));
+    statusBar()->setToolTip(shown == text ? QString() : text);
+    statusBar()->showMessage(shown, timeoutMs);
+}
+
 void MainWindow::placeOnScreen(const QSize& preferred) {
     // Never larger than the screen (QT_SCALE_FACTOR=2 on a 1920x1080 screen leaves 960x540).
     const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
@@ -283,6 +300,11 @@ void MainWindow::buildUi() {
     statusSandbox_ = new QLabel(tr("Untrusted code"), this);
     statusSandbox_->setObjectName(QStringLiteral("sandboxStatus"));
     statusBar()->addPermanentWidget(statusSandbox_);
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        if (message.isEmpty()) {
+            statusBar()->setToolTip({});
+        }
+    });
     connect(
         worker_, &WorkerClient::sandboxKnown, this,
         [this](bool confined, const QString& summary, const QStringList& notes) {
@@ -397,7 +419,7 @@ void MainWindow::showModel(const ModelInfo& info) {
         for (const auto& note : info.probe.notes) {
             notes << q(note);
         }
-        statusBar()->showMessage(notes.join(QStringLiteral("; ")), 20000);
+        showStatusMessage(notes.join(QStringLiteral("; ")), 20000);
     }
 
     openBanner_->hide();
@@ -429,7 +451,7 @@ void MainWindow::showError(const Error& error) {
     modelWorkspace_->showError(error, message, archiveProblem && QFileInfo(pendingFile_).isFile());
     const QString name = QFileInfo(pendingFile_).fileName();
     const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
-    statusBar()->showMessage(tr("Could not open %1: %2").arg(name, firstLine));
+    showStatusMessage(tr("Could not open %1: %2").arg(name, firstLine));
     if (workspaces_->currentWidget() != modelWorkspace_) {
         openBannerText_->setText(tr("Could not open %1. %2").arg(name, message));
         openBanner_->show();
@@ -630,9 +652,9 @@ void MainWindow::editLimits() {
     settings.setValue(QStringLiteral("limits/loadSeconds"), load->value());
     settings.setValue(QStringLiteral("limits/runSeconds"), run->value());
     applyLimits();
-    statusBar()->showMessage(tr("New limits apply from the next worker (after a Cancel, a crash or "
-                                "File > Reload)"),
-                             10000);
+    showStatusMessage(tr("New limits apply from the next worker (after a Cancel, a crash or "
+                         "File > Reload)"),
+                      10000);
 }
 
 void MainWindow::previewWithoutRunning(const QString& path) {

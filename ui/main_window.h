@@ -72,6 +72,8 @@ public:
 
     // Sizes the window to `preferred` (or the saved size), within the screen's available area.
     void placeOnScreen(const QSize& preferred);
+    // A message in the status bar, elided to fit (whole in the tooltip); 0 ms: until replaced.
+    void showStatusMessage(const QString& text, int timeoutMs = 0);
 
     // Help > About: the version, and what ScriptScope and its worker were built with (LibTorch,
     // whether CUDA is compiled in and usable, OpenCV, Qt), as a bug report needs it.
