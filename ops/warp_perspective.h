@@ -12,6 +12,8 @@
 //       uint8, float32 or float64; output size [height, width] (default: the input's); the matrix
 //       maps input pixels to output pixels as in cv::warpPerspective, or output to input with
 //       inverse=True.
+// Each schema has a CPU kernel and, in builds against a LibTorch with CUDA, a CUDA kernel of its
+// own (warp_cuda.cu): a CUDA image is warped on its GPU, the matrix may be on either device.
 // This header is the C++ API for code that links the library instead of going through the
 // dispatcher.
 #pragma once
