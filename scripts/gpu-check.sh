@@ -61,6 +61,7 @@ note() { summary+=("$(printf '%-34s %-5s %s' "$1" "$2" "$3")"); echo "== $1: $2 
 
 # The Python whose torch the library is built against: PYTHON, the GPU machine's python3, or this
 # repository's default venv when python3 has no torch.
+# shellcheck source=scripts/common.sh
 source scripts/common.sh
 python="${PYTHON:-python3}"
 if ! "$python" -c "import torch" 2>/dev/null; then
@@ -90,10 +91,12 @@ classifier=""
 
 # The operator library, built the way ops/CMakeLists.txt builds it, without CMake: nvcc for the
 # kernel (for this machine's GPU, or the default architectures), g++ for the rest.
+# Sets torch_includes (an array), torch_lib, torch_abi, cxx_std and gpu_arch.
+torch_includes=() torch_lib="" torch_abi=1 cxx_std=c++17 gpu_arch=""
 eval "$("$python" - <<'EOF'
 import os, torch
 from torch.utils import cpp_extension
-print("torch_includes='%s'" % " ".join("-I" + p for p in cpp_extension.include_paths()))
+print("torch_includes=(%s)" % " ".join("'-I%s'" % p for p in cpp_extension.include_paths()))
 print("torch_lib='%s'" % os.path.join(os.path.dirname(torch.__file__), "lib"))
 print("torch_abi=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI))
 major, minor = (int(v) for v in torch.__version__.split(".")[:2])
@@ -109,13 +112,13 @@ cuda_home="$(dirname "$(dirname "$(command -v nvcc)")")"
 if [[ -n "$gpu_arch" ]]; then
     gencode=(-gencode "arch=compute_$gpu_arch,code=[sm_$gpu_arch,compute_$gpu_arch]")
 else
-    gencode=(-gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=compute_120)
+    gencode=(-gencode "arch=compute_90,code=sm_90" -gencode "arch=compute_120,code=compute_120")
 fi
 lib="$work/libwarp_perspective.so"
 build_started=$(date +%s)
 if nvcc -std=c++17 -O2 -Xcompiler -fPIC "${gencode[@]}" -Iops -c ops/warp_cuda.cu -o "$work/warp_cuda.o" &&
    g++ -std="$cxx_std" -O2 -w -fPIC -shared -D_GLIBCXX_USE_CXX11_ABI="$torch_abi" -DMY_OPS_WITH_CUDA=1 \
-       -Iops $torch_includes -I"$cuda_home/include" -I"$opencv_include" \
+       -Iops "${torch_includes[@]}" -I"$cuda_home/include" -I"$opencv_include" \
        ops/warp_perspective.cpp ops/warp_perspective_cuda.cpp "$work/warp_cuda.o" -o "$lib" \
        -L"$torch_lib" -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda \
        ${opencv_lib:+-L"$opencv_lib"} -lopencv_core -lopencv_imgproc -L"$cuda_home/lib64" -lcudart \
