@@ -564,6 +564,21 @@ private Q_SLOTS:
         QCOMPARE(keys, 1);
         QCOMPARE(iterations->xAxis->ticker()->tickCount(), 4);
         saveScreenshot(&plot, QStringLiteral("timing-plot-16-runs"));
+        // Short (a 960x540 window at QT_SCALE_FACTOR=2 leaves it 150 px): only the axes, which
+        // keep most of the height; tall again, titles, legend and key come back.
+        plot.resize(700, 150);
+        QTRY_VERIFY(plot.compact());
+        iterations->replot();
+        QVERIFY2(
+            iterations->axisRect()->rect().height() > 60,
+            qPrintable(
+                QStringLiteral("axes %1 px of 150").arg(iterations->axisRect()->rect().height())));
+        saveScreenshot(&plot, QStringLiteral("timing-plot-short"));
+        plot.resize(700, 260);
+        QTRY_VERIFY(!plot.compact());
+        iterations->replot();
+        QVERIFY(iterations->legend->visible() && iterations->legend->realVisibility());
+        QVERIFY(iterations->axisRect()->rect().height() > iterations->height() / 3);
     }
 
     void plotAndSamplesExport() {

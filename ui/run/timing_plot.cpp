@@ -57,15 +57,17 @@ TimingPlot::TimingPlot(QWidget* parent)
     layout->addWidget(histogram_, 2);
     styleAxes(iterations_, tr("iteration"), tr("latency (ms)"));
     styleAxes(histogram_, tr("latency (ms)"), tr("iterations"));
+    iterationsTitle_ = new QCPTextElement(iterations_, tr("Latency per iteration"));
+    histogramTitle_ = new QCPTextElement(histogram_, tr("Latest run"));
     iterations_->plotLayout()->insertRow(0);
-    iterations_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(iterations_, tr("Latency per iteration")));
+    iterations_->plotLayout()->addElement(0, 0, iterationsTitle_);
     histogram_->plotLayout()->insertRow(0);
-    histogram_->plotLayout()->addElement(0, 0, new QCPTextElement(histogram_, tr("Latest run")));
+    histogram_->plotLayout()->addElement(0, 0, histogramTitle_);
     // The legend below the plot, in columns, so that many runs never cover the data.
     iterations_->legend->setVisible(true);
     iterations_->legend->setFont(QFont(font().family(), 8));
     auto* legendRow = new QCPLayoutGrid;
+    legendRow_ = legendRow;
     iterations_->plotLayout()->addElement(2, 0, legendRow);
     iterations_->plotLayout()->setRowStretchFactor(2, 0.001);
     legendRow->setMargins(QMargins(5, 0, 5, 5));
@@ -78,6 +80,45 @@ TimingPlot::TimingPlot(QWidget* parent)
     iterations_->legend->setWrap(2);
     iterations_->legend->setBorderPen(Qt::NoPen);
     applyPalette();
+}
+
+void TimingPlot::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    setCompact(height() < kCompactHeight);
+}
+
+void TimingPlot::setCompact(bool compact) {
+    // A short plot (a small window, QT_SCALE_FACTOR=2) keeps its axes readable: the titles, the
+    // legend and the percentile key leave the layout until there is room again.
+    if (compact == compact_) {
+        return;
+    }
+    compact_ = compact;
+    QCPLayoutGrid* layout = iterations_->plotLayout();
+    if (compact) {
+        layout->take(iterationsTitle_);
+        layout->take(legendRow_);
+        layout->simplify();
+        histogram_->plotLayout()->take(histogramTitle_);
+        histogram_->plotLayout()->simplify();
+    } else {
+        layout->insertRow(0);
+        layout->addElement(0, 0, iterationsTitle_);
+        layout->addElement(2, 0, legendRow_);
+        layout->setRowStretchFactor(2, 0.001);
+        histogram_->plotLayout()->insertRow(0);
+        histogram_->plotLayout()->addElement(0, 0, histogramTitle_);
+    }
+    iterationsTitle_->setVisible(!compact);
+    histogramTitle_->setVisible(!compact);
+    legendRow_->setVisible(!compact);
+    for (int i = 0; i < histogram_->itemCount(); ++i) {
+        if (auto* key = qobject_cast<QCPItemText*>(histogram_->item(i))) {
+            key->setVisible(!compact);
+        }
+    }
+    iterations_->replot();
+    histogram_->replot();
 }
 
 void TimingPlot::changeEvent(QEvent* event) {
@@ -195,6 +236,7 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
         label->setText(key.join(QLatin1Char('\n')));
         label->setFont(QFont(font().family(), 8));
         label->setPadding(QMargins(3, 1, 3, 1));
+        label->setVisible(!compact_);
         styleItems(histogram_, palette());
         const double low = bins.lower;
         const double high = bins.lower + width * static_cast<double>(bins.counts.size());

@@ -9,6 +9,8 @@
 #include <cstddef>
 
 class QCustomPlot;
+class QCPLayoutGrid;
+class QCPTextElement;
 
 namespace scriptscope {
 
@@ -18,20 +20,29 @@ class TimingPlot : public QWidget {
 public:
     // The legend names this many latest runs and counts the earlier ones.
     static constexpr size_t kLegendRuns = 4;
+    // Shorter than this, the plots show only their axes (no titles, legend or key).
+    static constexpr int kCompactHeight = 200;
 
     explicit TimingPlot(QWidget* parent = nullptr);
     void setRuns(const std::vector<RunRecord>& runs);
     QCustomPlot* iterationsPlot() const { return iterations_; }
     QCustomPlot* histogramPlot() const { return histogram_; }
+    bool compact() const { return compact_; }
     // Both plots side by side, as on screen.
     bool savePng(const QString& path);
     bool savePdf(const QString& path);
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void applyPalette();
+    void setCompact(bool compact);
+    bool compact_ = false;
+    QCPTextElement* iterationsTitle_ = nullptr;
+    QCPTextElement* histogramTitle_ = nullptr;
+    QCPLayoutGrid* legendRow_ = nullptr;
     QCustomPlot* iterations_ = nullptr;
     QCustomPlot* histogram_ = nullptr;
 };
