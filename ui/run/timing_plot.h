@@ -21,7 +21,7 @@ public:
     // The legend names this many latest runs and counts the earlier ones.
     static constexpr size_t kLegendRuns = 4;
     // Shorter than this, the plots show only their axes (no titles, legend or key).
-    static constexpr int kCompactHeight = 200;
+    static constexpr int kCompactHeight = 160;
 
     explicit TimingPlot(QWidget* parent = nullptr);
     void setRuns(const std::vector<RunRecord>& runs);
