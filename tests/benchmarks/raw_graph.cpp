@@ -1,5 +1,6 @@
 // The yardstick for scriptscope-cli's fixed cost: the least a LibTorch program can do to print a
-// method's graph (one process, LibTorch and the operator library only, no checks). bench_cli times the CLI against it.
+// method's graph (one process, LibTorch and the operator library only, no checks). bench_cli times
+// the CLI against it.
 #include <warp_perspective.h>
 
 #include <torch/script.h>

@@ -918,10 +918,6 @@ bool isFrozenPass(const std::string& name) {
     return name == "freeze" || name == "optimize-for-inference";
 }
 
-} // namespace
-
-namespace {
-
 bool hasMkldnnConstants(const torch::jit::Block* block) {
     static const auto mkldnnConstant = c10::Symbol::fromQualString("prim::ConstantMKLDNNTensor");
     for (const auto* node : block->nodes()) {
@@ -968,21 +964,23 @@ void saveVerified(torch::jit::Module& copy, const std::string& methodName,
         return;
     }
     std::string failure;
+    std::optional<torch::jit::Module> loaded;
     try {
-        auto loaded = prepared ? torch::jit::load(request.savePath, prepared->device)
-                               : torch::jit::load(request.savePath);
-        failure = "it loads, but running " + methodName + " failed: ";
-        if (prepared) {
+        loaded = prepared ? torch::jit::load(request.savePath, prepared->device)
+                          : torch::jit::load(request.savePath);
+    } catch (const std::exception& error) {
+        failure =
+            "it does not load: " + detail::errorFromException(error, ErrorKind::Model).message;
+    }
+    if (loaded && prepared) {
+        try {
             c10::InferenceMode inferenceMode;
             auto inputs = prepared->inputs;
-            loaded.get_method(methodName)(inputs);
+            loaded->get_method(methodName)(inputs);
+        } catch (const std::exception& error) {
+            failure = "it loads, but running " + methodName +
+                      " failed: " + detail::errorFromException(error, ErrorKind::Model).message;
         }
-        failure.clear();
-    } catch (const std::exception& error) {
-        if (failure.empty()) {
-            failure = "it does not load: ";
-        }
-        failure += detail::errorFromException(error, ErrorKind::Model).message;
     }
     if (failure.empty()) {
         result.saved = request.savePath;
@@ -1312,8 +1310,8 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                 toSave = applyPasses(true, nullptr, nullptr);
                 result.notes.push_back(
                     "optimize-for-inference's MKLDNN conversion cannot be saved (PyTorch writes "
-                    "its "
-                    "MKLDNN constants without their values); the saved copy has its other rewrites "
+                    "its MKLDNN constants without their values); the saved copy has its other "
+                    "rewrites "
                     "(frozen conv, batch-norm, add and mul folding) and runs on dense tensors");
             }
             saveVerified(toSave, methodName, request, prepared ? &*prepared : nullptr, result);
