@@ -1,0 +1,523 @@
+// The probe: an operator after every node of a copy of a method's inlined graph that takes the
+// statistics of each value the run computes (and keeps, compares or pins it), for the activation
+// inspector, the pass explorer and the archive comparison.
+#include "probe.h"
+#include "graph_builder.h"
+#include "session_internal.h"
+#include "stats.h"
+#include "torch_values.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <unordered_map>
+
+namespace scriptscope::detail {
+namespace {
+
+using torch::jit::Block;
+using torch::jit::Graph;
+using torch::jit::Node;
+using torch::jit::Value;
+
+// ---- Statistics of one tensor ----
+
+struct Chunk {
+    float min = std::numeric_limits<float>::infinity();
+    float max = -std::numeric_limits<float>::infinity();
+    double sum = 0;
+    int64_t finite = 0, nan = 0, inf = 0;
+};
+
+// min/max/mean/std/NaN/Inf and a histogram of a contiguous float32 CPU tensor in two passes, in
+// parallel over chunks (the probe runs after every node: this is most of its cost).
+void floatStatistics(const float* data, int64_t n, int bins, ActivationRecord& r) {
+    constexpr int64_t kGrain = int64_t{1} << 15;
+    const int64_t chunks = (n + kGrain - 1) / kGrain;
+    std::vector<Chunk> partial(static_cast<size_t>(chunks));
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            Chunk chunk;
+            const int64_t from = c * kGrain;
+            const int64_t to = std::min(n, from + kGrain);
+            float sum = 0; // per chunk in float, summed in double
+            float mn = chunk.min, mx = chunk.max;
+            int64_t bad = 0;
+            for (int64_t i = from; i < to; ++i) {
+                const float v = data[i];
+                if (std::isfinite(v)) {
+                    mn = std::min(mn, v);
+                    mx = std::max(mx, v);
+                    sum += v;
+                } else {
+                    ++bad;
+                    if (std::isnan(v)) {
+                        ++chunk.nan;
+                    }
+                }
+            }
+            chunk.min = mn;
+            chunk.max = mx;
+            chunk.sum = sum;
+            chunk.inf = bad - chunk.nan;
+            chunk.finite = (to - from) - bad;
+            partial[static_cast<size_t>(c)] = chunk;
+        }
+    });
+    Chunk all;
+    for (const auto& c : partial) {
+        all.min = std::min(all.min, c.min);
+        all.max = std::max(all.max, c.max);
+        all.sum += c.sum;
+        all.finite += c.finite;
+        all.nan += c.nan;
+        all.inf += c.inf;
+    }
+    r.nanCount = all.nan;
+    r.infCount = all.inf;
+    if (all.finite == 0) {
+        r.histogram.assign(static_cast<size_t>(bins), 0);
+        return;
+    }
+    const double mean = all.sum / static_cast<double>(all.finite);
+    r.min = all.min;
+    r.max = all.max;
+    r.mean = mean;
+    r.histogramMin = all.min;
+    r.histogramMax = all.max;
+    const float lo = all.min;
+    const float range = all.max - all.min;
+    const float scale = range > 0 ? static_cast<float>(bins) / range : 0.0F;
+    std::vector<std::vector<int64_t>> counts(static_cast<size_t>(chunks));
+    std::vector<double> squares(static_cast<size_t>(chunks), 0.0);
+    const auto fmean = static_cast<float>(mean);
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            std::vector<int64_t> hist(static_cast<size_t>(bins), 0);
+            float sq = 0;
+            const int64_t from = c * kGrain;
+            const int64_t to = std::min(n, from + kGrain);
+            for (int64_t i = from; i < to; ++i) {
+                const float v = data[i];
+                if (!std::isfinite(v)) {
+                    continue;
+                }
+                const float d = v - fmean;
+                sq += d * d;
+                auto bin = static_cast<int>((v - lo) * scale);
+                bin = std::min(std::max(bin, 0), bins - 1);
+                ++hist[static_cast<size_t>(bin)];
+            }
+            counts[static_cast<size_t>(c)] = std::move(hist);
+            squares[static_cast<size_t>(c)] = sq;
+        }
+    });
+    r.histogram.assign(static_cast<size_t>(bins), 0);
+    double sq = 0;
+    for (size_t c = 0; c < counts.size(); ++c) {
+        sq += squares[c];
+        for (size_t b = 0; b < counts[c].size(); ++b) {
+            r.histogram[b] += counts[c][b];
+        }
+    }
+    // torch.std()'s definition: unbiased (Bessel's correction), over the finite values.
+    r.stddev = all.finite > 1 ? std::sqrt(sq / static_cast<double>(all.finite - 1)) : 0.0;
+}
+
+// Any other dtype or device: with LibTorch's own operators, where the tensor is.
+void genericStatistics(const at::Tensor& tensor, int bins, ActivationRecord& r) {
+    at::Tensor x = tensor;
+    if (x.scalar_type() != at::kDouble && x.scalar_type() != at::kFloat) {
+        x = x.to(at::kDouble);
+    }
+    r.nanCount = x.isnan().sum().item<int64_t>();
+    r.infCount = x.isinf().sum().item<int64_t>();
+    const at::Tensor finite =
+        r.nanCount + r.infCount > 0 ? x.masked_select(x.isfinite()) : x.reshape({-1});
+    r.histogram.assign(static_cast<size_t>(bins), 0);
+    if (finite.numel() == 0) {
+        return;
+    }
+    r.min = finite.min().item<double>();
+    r.max = finite.max().item<double>();
+    r.mean = finite.mean().item<double>();
+    r.stddev = finite.numel() > 1 ? finite.std(/*unbiased=*/true).item<double>() : 0.0;
+    r.histogramMin = r.min;
+    r.histogramMax = r.max;
+    if (r.max > r.min) {
+        const at::Tensor hist =
+            at::histc(finite.to(at::kFloat), bins, r.min, r.max).to(at::kCPU).to(at::kLong);
+        const auto* counts = hist.data_ptr<int64_t>();
+        for (int b = 0; b < bins; ++b) {
+            r.histogram[static_cast<size_t>(b)] = counts[b];
+        }
+    } else {
+        r.histogram[0] = finite.numel();
+    }
+}
+
+void tensorStatistics(const at::Tensor& input, int bins, ActivationRecord& r) {
+    if (!input.defined()) {
+        r.note = "undefined tensor";
+        return;
+    }
+    r.shape = input.sizes().vec();
+    r.dtype = detail::dtypeName(input.scalar_type());
+    r.device = input.device().str();
+    r.numel = input.numel();
+    if (input.layout() != at::kStrided && !input.is_quantized()) {
+        r.note = "not a dense tensor: no statistics";
+        return;
+    }
+    if (r.numel == 0) {
+        r.histogram.assign(static_cast<size_t>(bins), 0);
+        return;
+    }
+    at::Tensor t = input.is_quantized() ? input.dequantize() : input;
+    if (t.is_complex()) {
+        r.note = "complex: statistics of |x|";
+        t = t.abs();
+    }
+    if (t.device().is_cpu() && t.scalar_type() == at::kFloat) {
+        const at::Tensor c = t.contiguous();
+        floatStatistics(c.data_ptr<float>(), c.numel(), bins, r);
+    } else {
+        genericStatistics(t, bins, r);
+    }
+}
+
+at::Tensor floatCopy(const at::Tensor& t) {
+    at::Tensor x = t.is_quantized() ? t.dequantize() : t.detach();
+    return x.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
+}
+
+thread_local ProbeRun* activeRun = nullptr;
+
+void onProbe(const at::Tensor& tensor, int siteIndex) {
+    ProbeRun* run = activeRun;
+    if (!run || siteIndex < 0 || static_cast<size_t>(siteIndex) >= run->sites.size()) {
+        return;
+    }
+    const auto s = static_cast<size_t>(siteIndex);
+    Site& site = run->sites[s];
+    const int occurrence = run->occurrences[s]++;
+    ActivationRecord r;
+    r.node = site.node;
+    r.occurrence = occurrence;
+    r.output = site.output;
+    r.value = site.value;
+    tensorStatistics(tensor, run->bins, r);
+    const bool dense =
+        tensor.defined() && (tensor.layout() == at::kStrided || tensor.is_quantized());
+    if (dense && site.pinned) {
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
+        if (run->pinnedBytes + bytes <= run->pinBudget) {
+            const at::Tensor copy = floatCopy(tensor);
+            r.values.assign(copy.data_ptr<float>(), copy.data_ptr<float>() + copy.numel());
+            run->pinnedBytes += bytes;
+        } else {
+            run->pinOverflow = true;
+        }
+    }
+    if (dense && site.reference.defined()) {
+        r.comparedWith = site.referenceName;
+        if (const auto d = maxAbsDifference(tensor, site.reference)) {
+            r.compared = true;
+            r.maxAbsDiff = *d;
+        } else {
+            r.compareNote = "shape " + shapeText(tensor.sizes()) + ", the reference's " +
+                            shapeText(site.reference.sizes());
+        }
+    }
+    const OccurrenceKey key{siteIndex, occurrence};
+    if (dense && run->keepAll) {
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
+        if (run->keptBytes + bytes <= run->keepBudget) {
+            run->kept.emplace(key, floatCopy(tensor));
+            run->keptBytes += bytes;
+        } else {
+            run->keepOverflow = true;
+        }
+    }
+    if (dense && run->against) {
+        const auto found = run->against->find(key);
+        if (found != run->against->end()) {
+            if (const auto d = maxAbsDifference(tensor, found->second)) {
+                run->differences[key] = {*d, ""};
+            } else {
+                run->differences[key] = {0, "shape " + shapeText(tensor.sizes()) + " against " +
+                                                shapeText(found->second.sizes())};
+            }
+        }
+    }
+    if (dense && run->keepModuleOutputs && s < run->siteModules.size()) {
+        for (const auto& path : run->siteModules[s]) {
+            run->moduleOutputs[path] = floatCopy(tensor);
+        }
+    }
+    run->index[key] = run->records.size();
+    run->records.push_back(std::move(r));
+}
+
+const c10::Symbol& probeSymbol() {
+    static const c10::Symbol symbol = c10::Symbol::fromQualString("scriptscope::probe");
+    return symbol;
+}
+
+void registerProbe() {
+    // Side effects and CONSERVATIVE aliasing: nothing may remove or move it.
+    static const torch::jit::RegisterOperators registered({torch::jit::Operator(
+        "scriptscope::probe(Tensor x, int site) -> ()",
+        [](torch::jit::Stack& stack) {
+            const int64_t site = torch::jit::pop(stack).toInt();
+            const c10::IValue x = torch::jit::pop(stack);
+            if (x.isTensor()) {
+                onProbe(x.toTensor(), static_cast<int>(site));
+            }
+        },
+        c10::AliasAnalysisKind::CONSERVATIVE)});
+}
+
+bool isTensorType(const Value* v) {
+    return v->type()->kind() == c10::TypeKind::TensorType;
+}
+
+// Values of these nodes are the same values as others' (a block's results, a tuple's parts).
+bool probesOutputs(const Node* node) {
+    const auto kind = node->kind();
+    return node->blocks().empty() && kind != c10::prim::TupleUnpack &&
+           kind != c10::prim::TupleIndex && kind != c10::aten::__getitem__;
+}
+
+bool within(const std::string& path, const std::string& module) {
+    return module.empty() || path == module ||
+           (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
+            path[module.size()] == '.');
+}
+
+} // namespace
+
+// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
+// archives of the same model may differ only there.
+std::string demangled(const std::string& name) {
+    static const std::regex mangle(R"(___torch_mangle_\d+\.)");
+    return std::regex_replace(name, mangle, "");
+}
+
+// max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
+// infinitely far. Nullopt when the shapes differ.
+std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
+    if (a.sizes() != b.sizes()) {
+        return std::nullopt;
+    }
+    if (a.numel() == 0) {
+        return 0.0;
+    }
+    const at::Tensor x = a.to(at::kDouble);
+    const at::Tensor y = b.to(x.device()).to(at::kDouble);
+    at::Tensor d = (x - y).abs();
+    d = at::where(x == y, at::zeros_like(d), d);
+    d = at::where(x.isnan() & y.isnan(), at::zeros_like(d), d);
+    d = at::nan_to_num(d, std::numeric_limits<double>::infinity());
+    return d.max().item<double>();
+}
+
+std::string shapeText(c10::IntArrayRef shape) {
+    std::string text;
+    for (const int64_t size : shape) {
+        text += (text.empty() ? "" : "x") + std::to_string(size);
+    }
+    return text.empty() ? "scalar" : text;
+}
+
+std::string placedModule(const GraphModel& model, const GraphNode& node) {
+    int group = node.group;
+    while (group >= 0 && model.groups[static_cast<size_t>(group)].kind == GraphGroup::Kind::Block) {
+        group = model.groups[static_cast<size_t>(group)].parent;
+    }
+    return group >= 0 ? model.groups[static_cast<size_t>(group)].module : node.module;
+}
+
+Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method) {
+    registerProbe();
+    Instrumented out;
+    out.schema = method.function().getSchema();
+    out.graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
+    torch::jit::Inline(*out.graph); // as buildGraphModel: the same node ids and value names
+    std::vector<Node*> nodes;
+    out.model = detail::buildGraphModel(module, "", method.name(), *out.graph, true, nodes);
+    std::unordered_map<const Node*, int> ids;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        ids.emplace(nodes[i], static_cast<int>(i));
+    }
+    auto placed = [&](const Node* user) -> std::optional<std::string> {
+        // A block's results belong to the node that owns the block.
+        while (user && user->kind() == c10::prim::Return && user->owningBlock()->owningNode()) {
+            user = user->owningBlock()->owningNode();
+        }
+        if (!user || user == out.graph->return_node()) {
+            return std::nullopt; // the graph's output: outside every module
+        }
+        const auto found = ids.find(user);
+        if (found == ids.end()) {
+            return std::string(); // not drawn: counted as the root's
+        }
+        return placedModule(out.model, out.model.nodes[static_cast<size_t>(found->second)]);
+    };
+    auto withoutCallStack = [&](const Node* user) {
+        while (user && user->kind() == c10::prim::Return && user->owningBlock()->owningNode()) {
+            user = user->owningBlock()->owningNode();
+        }
+        if (!user || user == out.graph->return_node() || !user->owningBlock()->owningNode()) {
+            return false; // the graph's own block: the call stack (or the root) is right
+        }
+        const auto found = ids.find(user);
+        return found != ids.end() &&
+               out.model.nodes[static_cast<size_t>(found->second)].module.empty();
+    };
+    Graph& graph = *out.graph;
+    auto addProbe = [&](Value* v, Node* after, int node, int output) {
+        Site site;
+        site.node = node;
+        site.output = output;
+        site.value = v->debugName();
+        std::vector<std::string> modules;
+        if (node >= 0) {
+            // The modules (this node's and its ancestors) that a use outside of makes this value
+            // their output.
+            const std::string own =
+                placedModule(out.model, out.model.nodes[static_cast<size_t>(node)]);
+            std::set<std::string> outputs;
+            for (const auto& use : v->uses()) {
+                if (!own.empty() && withoutCallStack(use.user)) {
+                    // PyTorch 1.13 gives no call stack to the nodes in an if's or a loop's
+                    // blocks inside inlined calls (BatchNorm's training check): where they run
+                    // is not known, so they do not make a value a module's output.
+                    continue;
+                }
+                const auto where = placed(use.user);
+                std::string ancestor = own;
+                while (!ancestor.empty()) {
+                    if (!where || !within(*where, ancestor)) {
+                        outputs.insert(ancestor);
+                    }
+                    const auto dot = ancestor.rfind('.');
+                    ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
+                }
+            }
+            modules.assign(outputs.begin(), outputs.end());
+        }
+        const int index = static_cast<int>(out.sites.size());
+        out.sites.push_back(std::move(site));
+        out.siteModules.push_back(std::move(modules));
+        Node* insertBefore = after ? after->next() : graph.block()->nodes().front();
+        torch::jit::WithInsertPoint guard(insertBefore);
+        Value* id = graph.insertConstant(static_cast<int64_t>(index));
+        graph.insertNode(graph.create(probeSymbol(), {v, id}, 0));
+    };
+    // The method's tensor inputs (self excluded), probed first.
+    const auto inputs = graph.inputs();
+    for (size_t i = 1; i < inputs.size(); ++i) {
+        if (isTensorType(inputs[i])) {
+            addProbe(inputs[i], nullptr, -1, static_cast<int>(i - 1));
+        }
+    }
+    out.inputSites = static_cast<int>(out.sites.size());
+    for (size_t id = 0; id < nodes.size(); ++id) {
+        Node* node = nodes[id];
+        if (!probesOutputs(node)) {
+            continue;
+        }
+        const auto outputs = node->outputs();
+        for (size_t o = 0; o < outputs.size(); ++o) {
+            if (isTensorType(outputs[o])) {
+                addProbe(outputs[o], node, static_cast<int>(id), static_cast<int>(o));
+            }
+        }
+    }
+    // A module output changed in place later in the module (ResNet's `out += identity`, the
+    // `result += input` of an inverted residual) is the module's output after that change: the
+    // modules move to the last in-place op's own output (it aliases the value).
+    std::map<std::pair<int, int>, size_t> siteOf; // (node, output) -> site
+    for (size_t i = 0; i < out.sites.size(); ++i) {
+        siteOf.emplace(std::make_pair(out.sites[i].node, out.sites[i].output), i);
+    }
+    for (size_t i = 0; i < out.sites.size(); ++i) {
+        if (out.siteModules[i].empty() || out.sites[i].node < 0) {
+            continue;
+        }
+        Value* v = nodes[static_cast<size_t>(out.sites[i].node)]
+                       ->outputs()[static_cast<size_t>(out.sites[i].output)];
+        std::vector<std::string> kept;
+        for (const auto& path : out.siteModules[i]) {
+            // The last in-place op on the value inside this module (one outside it, like the
+            // in-place ReLU after a BatchNorm, changes it after the module returned).
+            int latest = -1;
+            for (const auto& use : v->uses()) {
+                const Node* user = use.user;
+                const auto found = ids.find(user);
+                const auto* schema = user->maybeSchema();
+                if (found == ids.end() || use.offset != 0 || !schema ||
+                    schema->arguments().empty() || !schema->arguments()[0].alias_info() ||
+                    !schema->arguments()[0].alias_info()->isWrite() || user->outputs().empty()) {
+                    continue;
+                }
+                const auto where = placed(user);
+                if (where && within(*where, path)) {
+                    latest = std::max(latest, found->second);
+                }
+            }
+            const auto to = siteOf.find({latest, 0});
+            if (latest >= 0 && to != siteOf.end()) {
+                out.siteModules[to->second].push_back(path);
+            } else {
+                kept.push_back(path);
+            }
+        }
+        out.siteModules[i] = std::move(kept);
+    }
+    return out;
+}
+
+// Runs the instrumented graph once through the interpreter (no graph executor, so no optimisation
+// moves or removes anything), the probes reporting to `run`.
+c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::Module& module,
+                            const std::vector<c10::IValue>& inputs, ProbeRun& run,
+                            const torch::Device& device) {
+    run.sites = instrumented.sites;
+    run.siteModules = instrumented.siteModules;
+    run.occurrences.assign(run.sites.size(), 0);
+    torch::jit::Code code(instrumented.graph, "probed");
+    torch::jit::Stack stack;
+    stack.push_back(module._ivalue());
+    stack.insert(stack.end(), inputs.begin(), inputs.end());
+    // The arguments left out take their defaults, as a call of the method would give them.
+    if (instrumented.schema) {
+        instrumented.schema->checkAndNormalizeInputs(stack, {});
+    }
+    c10::InferenceMode inferenceMode;
+    activeRun = &run;
+    try {
+        torch::jit::InterpreterState(code).run(stack);
+        detail::synchronize(device);
+    } catch (...) {
+        activeRun = nullptr;
+        throw;
+    }
+    activeRun = nullptr;
+    return stack.empty() ? c10::IValue() : stack.front();
+}
+
+} // namespace scriptscope::detail

@@ -1,0 +1,88 @@
+// Internal to the engine's session files (includes LibTorch): the probe that sees every value one
+// run computes (an operator after every node of a copy of the inlined graph), shared by the
+// activation inspector (numerics.cpp), the pass explorer (optimize.cpp) and the archive comparison.
+#pragma once
+
+#include "engine.h"
+#include "graph_model.h"
+
+#include <torch/script.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace scriptscope::detail {
+
+// One place a probe watches: a tensor output of one node.
+struct Site {
+    int node = -1; // GraphModel node id; -1: a method input
+    int output = 0;
+    std::string value;
+    bool pinned = false;
+    // Reference to compare with (a module output's value saved elsewhere), or undefined.
+    at::Tensor reference;
+    std::string referenceName;
+};
+
+using OccurrenceKey = std::pair<int, int>; // site, occurrence
+
+struct ProbeRun {
+    std::vector<Site> sites;
+    std::vector<int> occurrences; // per site
+    int bins = 32;
+    std::vector<ActivationRecord> records;
+    // (site, occurrence) -> record index
+    std::map<OccurrenceKey, size_t> index;
+    uint64_t pinBudget = 0;
+    uint64_t pinnedBytes = 0;
+    bool pinOverflow = false;
+    // Keeping every value, for a second run to compare with
+    bool keepAll = false;
+    uint64_t keepBudget = 0;
+    uint64_t keptBytes = 0;
+    bool keepOverflow = false;
+    std::map<OccurrenceKey, at::Tensor> kept;
+    // Comparing with a first run's kept values
+    const std::map<OccurrenceKey, at::Tensor>* against = nullptr;
+    std::map<OccurrenceKey, std::pair<double, std::string>> differences;
+    // Keeping module outputs (for another model to be compared with): path -> last value
+    std::vector<std::vector<std::string>> siteModules;
+    bool keepModuleOutputs = false;
+    std::map<std::string, at::Tensor> moduleOutputs;
+};
+
+// The method's inlined graph with a probe after every tensor a node computes, and what each probe
+// watches, with the GraphModel the records refer to.
+struct Instrumented {
+    std::shared_ptr<torch::jit::Graph> graph;
+    std::optional<c10::FunctionSchema> schema; // the method's, for its arguments' defaults
+    GraphModel model;
+    std::vector<Site> sites;
+    std::vector<std::vector<std::string>> siteModules; // per site: modules it is the output of
+    int inputSites = 0;
+};
+
+// The probed copy of a method: instrument() builds it, runInstrumented() runs it once.
+Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method);
+// Runs the instrumented graph once through the interpreter (no graph executor, so no optimisation
+// moves or removes anything), the probes reporting to `run`.
+c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::Module& module,
+                            const std::vector<c10::IValue>& inputs, ProbeRun& run,
+                            const torch::Device& device);
+
+// The module a node is drawn in: its group's, up to the nearest module group.
+std::string placedModule(const GraphModel& model, const GraphNode& node);
+// max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
+// infinitely far. Nullopt when the shapes differ.
+std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b);
+// "2x3", or "scalar".
+std::string shapeText(c10::IntArrayRef shape);
+// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
+// archives of the same model may differ only there.
+std::string demangled(const std::string& name);
+
+} // namespace scriptscope::detail
