@@ -173,6 +173,21 @@ void MainWindow::showStatusMessage(const QString& text, int timeoutMs) {
     statusBar()->showMessage(shown, timeoutMs);
 }
 
+QSize MainWindow::openingSize(const QSize& saved, const QSize& preferred, const QSize& available) {
+    const QSize largest(available.width() * 95 / 100, available.height() * 95 / 100);
+    const QSize usual = preferred.boundedTo(largest);
+    if (saved.isEmpty()) {
+        return usual;
+    }
+    // A size saved at another scale (QT_SCALE_FACTOR=2 leaves a 960x540 screen) is no size for
+    // this one: a window under two thirds of the usual one opens at the usual size.
+    const QSize size = saved.boundedTo(largest);
+    if (size.width() < usual.width() * 2 / 3 || size.height() < usual.height() * 2 / 3) {
+        return usual;
+    }
+    return size;
+}
+
 void MainWindow::placeOnScreen(const QSize& preferred) {
     // Never larger than the screen (QT_SCALE_FACTOR=2 on a 1920x1080 screen leaves 960x540).
     const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
@@ -183,15 +198,7 @@ void MainWindow::placeOnScreen(const QSize& preferred) {
     const QRect available = screen->availableGeometry();
     const bool saved =
         !QSettings().value(QStringLiteral("window/geometry")).toByteArray().isEmpty();
-    const QSize largest(available.width() * 95 / 100, available.height() * 95 / 100);
-    QSize size = saved ? this->size() : preferred;
-    size = size.boundedTo(largest);
-    // A size saved at another scale (QT_SCALE_FACTOR=2 leaves a 960x540 screen) is no size for
-    // this one: a window under two thirds of the usual one opens at the usual size.
-    const QSize usual = preferred.boundedTo(largest);
-    if (size.width() < usual.width() * 2 / 3 || size.height() < usual.height() * 2 / 3) {
-        size = usual;
-    }
+    const QSize size = openingSize(saved ? this->size() : QSize(), preferred, available.size());
     resize(size);
     if (!saved || !available.contains(frameGeometry())) {
         move(available.center() - QPoint(size.width() / 2, size.height() / 2));

@@ -72,6 +72,10 @@ public:
 
     // Sizes the window to `preferred` (or the saved size), within the screen's available area.
     void placeOnScreen(const QSize& preferred);
+    // The size placeOnScreen gives: the saved one (empty: none) within 95% of the available area;
+    // one under two thirds of the usual size (saved at another scale: QT_SCALE_FACTOR=2 leaves a
+    // quarter of the screen) gives the usual size, `preferred` within that area.
+    static QSize openingSize(const QSize& saved, const QSize& preferred, const QSize& available);
     // A message in the status bar, elided to fit (whole in the tooltip); 0 ms: until replaced.
     void showStatusMessage(const QString& text, int timeoutMs = 0);
 

@@ -194,6 +194,9 @@ int commandRunSource(const Options& o, Session& session, const ModelInfo& model,
     const TaskOptions taskOptions = taskOptionsFor(o, labels, archiveLabels);
     RenderOptions renderOptions;
     renderOptions.scoreThreshold = o.scoreThreshold;
+    // Drawn on each frame at its own size, the result scaled from the size the model saw.
+    renderOptions.inputWidth = image->image.width;
+    renderOptions.inputHeight = image->image.height;
     const bool terminal = ::isatty(STDERR_FILENO) != 0 && !o.json;
     std::vector<double> latencies, decodeMs;
     nlohmann::json frames = nlohmann::json::array(), errors = nlohmann::json::array();

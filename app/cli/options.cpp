@@ -104,11 +104,12 @@ One --input per argument of the method, in order. SPEC is one of:
 --inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
 value per argument; a list that fits a first List[...] argument is that argument.
 
---render OUT.png draws the output as the task it is over the (first) image input, at the size the
-model saw: a detector's boxes (torchvision's List[Dict] with boxes/labels/scores, masks and
-keypoints when present, the (losses, detections) tuple of scripted detectors, N x 4 / N x 6
-tensors) with class names and scores from --score-threshold; a segmentation (N x C x H x W, or a
-dict with "out") blended in with a legend; a classifier's top-k (softmax applied to logits).
+--render OUT.png draws the output as the task it is over the (first) image input, on the image at
+its own size (the result scaled from the size the model saw): a detector's boxes (torchvision's
+List[Dict] with boxes/labels/scores, masks and keypoints when present, the (losses, detections)
+tuple of scripted detectors, N x 4 / N x 6 tensors) with class names and scores from
+--score-threshold; a segmentation (N x C x H x W, or a dict with "out") blended in with a legend;
+a classifier's top-k (softmax applied to logits).
 --task forces one; names come from --labels, else the archive's extra file labels.txt, else the
 built-in ImageNet-1k, COCO or Pascal VOC set that fits. --json adds "interpreted".)";
 

@@ -15,6 +15,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/videoio.hpp>
@@ -254,6 +255,42 @@ private Q_SLOTS:
         QVERIFY(corner[1] > 150 && corner[0] < 100);
     }
 
+    // The result is drawn on the source at its own size: boxes and corners in the pixels of the
+    // image the model saw (here 100 x 50) are scaled to the picture (200 x 200).
+    void resultsAreScaledToTheSourceSize() {
+        TaskResult r;
+        r.kind = TaskKind::Detection;
+        DetectedObject box;
+        box.x0 = 10;
+        box.y0 = 10;
+        box.x1 = 40;
+        box.y1 = 40;
+        box.score = 0.9;
+        box.label = 3;
+        r.detections = {{box}};
+        RenderOptions options;
+        options.inputWidth = 100;
+        options.inputHeight = 50;
+        const cv::Mat black(200, 200, CV_8UC3, cv::Scalar(0, 0, 0));
+        const cv::Mat drawn = renderTask(black, r, options);
+        QCOMPARE(drawn.size(), black.size());
+        const auto lit = [&](int x, int y) { return cv::norm(drawn.at<cv::Vec3b>(y, x)) > 100; };
+        QVERIFY(lit(20, 100) && lit(80, 100)); // the left and right edges at x 20 and 80: 2x
+        QVERIFY(lit(50, 40) && lit(50, 160));  // the top and bottom at y 40 and 160: 4x
+        // Where the unscaled box would be: nothing.
+        QVERIFY(!lit(10, 100) && !lit(40, 100) && !lit(50, 10) && !lit(100, 100));
+        // A page's corners too; and with no input size, the picture's own pixels.
+        TaskResult page;
+        page.kind = TaskKind::Page;
+        page.corners = {{20, 10}, {80, 10}, {80, 40}, {20, 40}};
+        const cv::Mat outlined = renderTask(black, page, options);
+        const cv::Vec3b corner = outlined.at<cv::Vec3b>(160, 40); // (20, 40) scaled
+        QVERIFY(corner[1] > 150 && corner[0] < 100);
+        QVERIFY(cv::norm(outlined.at<cv::Vec3b>(100, 100)) < 1); // inside the page, not drawn
+        const cv::Mat unscaled = renderTask(black, page, {});
+        QVERIFY(unscaled.at<cv::Vec3b>(40, 20)[1] > 150);
+    }
+
     void segmentationBlendsEveryClassButTheBackground() {
         TaskResult r;
         r.kind = TaskKind::Segmentation;
@@ -333,6 +370,44 @@ private Q_SLOTS:
         const cv::Mat drawn =
             cv::imread(QDir(out).filePath(QStringLiteral("page_01.png")).toStdString());
         QCOMPARE(drawn.cols, 640);
+    }
+
+    // One rule for the GUI and the CLI: the result is drawn on the frame at its own size, scaled
+    // from the size the model saw.
+    void cliRendersOnTheFrameAtItsOwnSize() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("pages"));
+        const auto r =
+            cli({QStringLiteral("run"), kDemo, QStringLiteral("--source"), sources("folder"),
+                 QStringLiteral("--input"), QStringLiteral("image:-,size=320x240"),
+                 QStringLiteral("--render"), out, QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
+        const auto j = nlohmann::json::parse(r.out);
+        const auto& first = j["per_frame"][0];
+        const std::string name = first["name"].get<std::string>();
+        const cv::Mat drawn =
+            cv::imread(QDir(out).filePath(QString::fromStdString(name)).toStdString());
+        const cv::Mat source = cv::imread(
+            QDir(sources("folder")).filePath(QString::fromStdString(name)).toStdString());
+        QVERIFY2(!drawn.empty() && !source.empty(), name.c_str());
+        QCOMPARE(drawn.size(), source.size());
+        // Each corner (in the model's 320 x 240 pixels) has its green dot at twice its place,
+        // but where the rectified page's inset covers the top right.
+        int dots = 0;
+        for (const auto& c : first["interpreted"]["corners"]) {
+            const double x = c[0].get<double>() * source.cols / 320.0;
+            const double y = c[1].get<double>() * source.rows / 240.0;
+            if (x > 0.6 * source.cols && y < 0.5 * source.rows) {
+                continue;
+            }
+            const cv::Vec3b dot = drawn.at<cv::Vec3b>(
+                std::clamp(static_cast<int>(std::lround(y)), 0, drawn.rows - 1),
+                std::clamp(static_cast<int>(std::lround(x)), 0, drawn.cols - 1));
+            QVERIFY2(dot[1] > 150 && dot[0] < 120 && dot[2] < 120,
+                     (std::to_string(x) + ", " + std::to_string(y)).c_str());
+            ++dots;
+        }
+        QVERIFY(dots >= 2);
     }
 
     void cliSourceRefusalsSayWhy() {

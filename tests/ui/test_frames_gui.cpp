@@ -18,6 +18,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -181,8 +182,33 @@ private Q_SLOTS:
     }
 
     void aVideoPlaysLiveAndIsRecorded() {
+        // The model sees the frames at half their size; the result is drawn, and recorded, on the
+        // frame at its own size (as the CLI's --render), scaled from the model's pixels.
+        auto* size = run_->findChild<QLineEdit*>(QStringLiteral("imageSize"));
+        QVERIFY(size);
+        size->setText(QStringLiteral("320x240"));
         player_->openSource(sources("clip.mp4"));
         QVERIFY(waitForFrame());
+        const cv::Mat& drawn = run_->outputs()->renderedFrame();
+        QCOMPARE(drawn.cols, 640);
+        QCOMPARE(drawn.rows, 480);
+        QCOMPARE(run_->outputs()->pageCorners().size(), size_t{4});
+        for (const auto& [x, y] : run_->outputs()->pageCorners()) {
+            // The outline's corner dots, green, where the model's corners are on the full frame
+            // (but under the rectified page's inset at the top right).
+            if (x > 0.6 * 640 && y < 0.5 * 480) {
+                continue;
+            }
+            const cv::Vec3b dot = drawn.at<cv::Vec3b>(std::clamp(int(std::lround(y)), 0, 479),
+                                                      std::clamp(int(std::lround(x)), 0, 639));
+            QVERIFY2(dot[1] > 150 && dot[0] < 120 && dot[2] < 120,
+                     qPrintable(QStringLiteral("%1, %2: %3 %4 %5")
+                                    .arg(x)
+                                    .arg(y)
+                                    .arg(dot[0])
+                                    .arg(dot[1])
+                                    .arg(dot[2])));
+        }
         QCOMPARE(player_->info().frames, int64_t{20});
         QCOMPARE(player_->info().fps, 10.0);
         QTemporaryDir dir;
@@ -209,6 +235,10 @@ private Q_SLOTS:
         // count does not depend on how fast the model ran.
         QCOMPARE(recorded, qint64{19});
         QCOMPARE(countFrames(recording), static_cast<int>(recorded));
+        cv::VideoCapture written(recording.toStdString(), cv::CAP_FFMPEG);
+        QCOMPARE(written.get(cv::CAP_PROP_FRAME_WIDTH), 640.0);
+        QCOMPARE(written.get(cv::CAP_PROP_FRAME_HEIGHT), 480.0);
+        size->clear();
         QVERIFY(run_->outputs()->imageView() != nullptr);
     }
 

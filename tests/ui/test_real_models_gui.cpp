@@ -9,12 +9,14 @@
 
 #include <code_view.h>
 #include <input_table.h>
+#include <label_picker.h>
 #include <main_window.h>
 #include <module_tree_model.h>
 #include <output_models.h>
 #include <output_panel.h>
 #include <output_view.h>
 #include <run_panel.h>
+#include <task_result.h>
 #include <timing_plot.h>
 #include <worker_client.h>
 
@@ -26,6 +28,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFile>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QPushButton>
@@ -37,8 +40,10 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QTreeView>
+#include <QWheelEvent>
 
 using namespace scriptscope;
 using scriptscope::test::fixture;
@@ -198,6 +203,19 @@ private Q_SLOTS:
         inputs->setElement(0, 0, QStringLiteral("image"), fx("det_a.png"));
         inputs->setElement(0, 1, QStringLiteral("image"), fx("det_b.png"));
         QCOMPARE(inputs->elementCount(0), 2);
+        // Scrolling the Run panel with the wheel over the targets row's source leaves it as it
+        // is (it once became "File (torch.save)", and the run failed).
+        auto* targets = qobject_cast<QComboBox*>(inputs->table()->cellWidget(inputs->rowOf(1), 2));
+        QVERIFY(targets);
+        targets->clearFocus();
+        for (int notch = 0; notch < 3; ++notch) {
+            QWheelEvent event(QPointF(5, 5), targets->mapToGlobal(QPointF(5, 5)), QPoint(),
+                              QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                              false);
+            QApplication::sendEvent(targets, &event);
+        }
+        QCOMPARE(inputs->source(1), QStringLiteral("default"));
+        saveScreenshot(window_, QStringLiteral("run-detector-inputs-after-scrolling"));
         // Python's preprocessing of the fixture: RGB, /255, CHW, no batch (the element's default).
         panel_->iterationsBox()->setValue(1);
         panel_->warmupBox()->setValue(0);
@@ -316,6 +334,7 @@ private Q_SLOTS:
         QVERIFY(before->resultView()->image().isNull());
         QVERIFY2(before->taskSummary().startsWith(QStringLiteral("Run the model")),
                  qPrintable(before->taskSummary()));
+        saveScreenshot(window_, QStringLiteral("run-result-after-model-switch"));
         QCOMPARE(before->outputModel()->rowCount(), 0);
         QCOMPARE(before->tableModel()->rowCount(), 0);
         QVERIFY(before->imageView()->image().isNull());
@@ -359,6 +378,57 @@ private Q_SLOTS:
         tree->setCurrentIndex(outputs->outputModel()->firstTensor());
         QCOMPARE(outputs->pages()->tabText(outputs->pages()->currentIndex()),
                  QStringLiteral("Top-k"));
+    }
+
+    // One label set names the Result caption and the Top-k table, chosen on the Result bar.
+    void oneLabelSetForResultAndTopK() {
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        OutputPanel* outputs = panel_->outputs();
+        QCOMPARE(outputs->labelPicker()->choice(), QStringLiteral("auto"));
+        panel_->setInput(0, QStringLiteral("image"), fx("det_a.png"));
+        panel_->iterationsBox()->setValue(1);
+        panel_->warmupBox()->setValue(0);
+        QVERIFY2(run(), qPrintable(panel_->statusText()));
+        auto* tree = outputs->findChild<QTreeView*>();
+        QVERIFY(tree);
+        tree->setCurrentIndex(outputs->outputModel()->firstTensor());
+        TopKModel* topK = outputs->topKModel();
+        QCOMPARE(topK->rowCount(), 10);
+        const auto names = [&]() {
+            return topK->index(0, TopKModel::LabelColumn).data().toString();
+        };
+        // Auto: a 1 x 1000 output is named by ImageNet-1k, in both places, the same way.
+        QVERIFY2(outputs->taskSummary().contains(QStringLiteral("names: ImageNet-1k")),
+                 qPrintable(outputs->taskSummary()));
+        QCOMPARE(outputs->labelsNote(), QStringLiteral("names: ImageNet-1k"));
+        const int best = topK->index(0, TopKModel::IndexColumn).data().toInt();
+        QCOMPARE(names(), QString::fromStdString(builtinLabels("imagenet")->nameOf(best)));
+        // None: neither names anything.
+        QVERIFY(outputs->labelPicker()->choose(QStringLiteral("none")));
+        QVERIFY2(!outputs->taskSummary().contains(QStringLiteral("names:")),
+                 qPrintable(outputs->taskSummary()));
+        QVERIFY(names().isEmpty());
+        QVERIFY(outputs->labelsNote().startsWith(QStringLiteral("No names")));
+        // A file: both take it; and the choice is this model's, kept when it is opened again.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("mine.txt"));
+        {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 1000; ++i) {
+                file.write(QStringLiteral("thing %1\n").arg(i).toUtf8());
+            }
+        }
+        QVERIFY(outputs->loadLabels(path));
+        QVERIFY2(outputs->taskSummary().contains(QStringLiteral("names: mine.txt")),
+                 qPrintable(outputs->taskSummary()));
+        QCOMPARE(outputs->labelsNote(), QStringLiteral("names: mine.txt"));
+        QCOMPARE(names(), QStringLiteral("thing %1").arg(best));
+        QVERIFY(open(fx("segmenter.pt")));
+        QCOMPARE(outputs->labelPicker()->choice(), QStringLiteral("auto"));
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        QCOMPARE(outputs->labelPicker()->choice(), QStringLiteral("file"));
+        QVERIFY(outputs->labelPicker()->choose(QStringLiteral("auto")));
     }
 
     void quantizedWeightsAreShown() {
@@ -454,6 +524,20 @@ private Q_SLOTS:
                                 .arg(available.width())
                                 .arg(available.height())));
         window_->resize(1280, 800);
+    }
+
+    // A window size saved at QT_SCALE_FACTOR=2 (785x480 on 1920x1080, a quarter of the screen at
+    // scale 1) opens at the usual size; a size the person chose that fits is kept.
+    void aWindowSizeSavedAtAnotherScaleIsNotKept() {
+        const QSize usual(1280, 800), screen(1920, 1040);
+        QCOMPARE(MainWindow::openingSize(QSize(785, 480), usual, screen), usual);
+        QCOMPARE(MainWindow::openingSize(QSize(), usual, screen), usual);
+        QCOMPARE(MainWindow::openingSize(QSize(1500, 900), usual, screen), QSize(1500, 900));
+        QCOMPARE(MainWindow::openingSize(QSize(1000, 700), usual, screen), QSize(1000, 700));
+        // Never larger than the screen: saved at scale 1, opened at scale 2 (960x540 logical).
+        QCOMPARE(MainWindow::openingSize(QSize(1500, 900), usual, QSize(960, 520)),
+                 QSize(912, 494));
+        QCOMPARE(MainWindow::openingSize(QSize(), usual, QSize(960, 520)), QSize(912, 494));
     }
 
     void darkTheme() {

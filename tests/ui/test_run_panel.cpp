@@ -7,6 +7,7 @@
 #include "test_support.h"
 
 #include <input_table.h>
+#include <label_picker.h>
 #include <main_window.h>
 #include <matrix_io.h>
 #include <module_tree_model.h>
@@ -437,8 +438,10 @@ private Q_SLOTS:
             file.write("\n\n");
         }
         QVERIFY(panel_->outputs()->loadLabels(path));
-        QCOMPARE(panel_->outputs()->labelsNote(),
-                 QStringLiteral("%1 labels from labels.txt").arg(values.size()));
+        QCOMPARE(panel_->outputs()->labelsNote(), QStringLiteral("names: labels.txt"));
+        QCOMPARE(panel_->outputs()->labelPicker()->choice(), QStringLiteral("file"));
+        QCOMPARE(panel_->outputs()->labelPicker()->currentText(),
+                 QStringLiteral("labels.txt (%1 names)").arg(values.size()));
         TopKModel* topK = panel_->topKModel();
         QCOMPARE(topK->rowCount(), static_cast<int>(std::min<size_t>(10, values.size())));
         const double largest = double(*std::max_element(values.begin(), values.end()));
@@ -459,6 +462,19 @@ private Q_SLOTS:
         QVERIFY(panel_->outputs()->labelsNote().contains(QStringLiteral("missing.txt")));
         QCOMPARE(topK->index(0, TopKModel::LabelColumn).data().toString().left(6),
                  QStringLiteral("class "));
+        // Back to Auto: the demo's own names (its labels.txt, the kinds of page); None: none.
+        QVERIFY(panel_->outputs()->labelPicker()->choose(QStringLiteral("auto")));
+        QCOMPARE(panel_->outputs()->labelsNote(),
+                 QStringLiteral("names: the archive's labels.txt"));
+        QVERIFY(!topK->index(0, TopKModel::LabelColumn)
+                     .data()
+                     .toString()
+                     .startsWith(QStringLiteral("class ")));
+        QVERIFY(panel_->outputs()->labelPicker()->choose(QStringLiteral("none")));
+        QVERIFY(topK->index(0, TopKModel::LabelColumn).data().toString().isEmpty());
+        QVERIFY2(panel_->outputs()->labelsNote().startsWith(QStringLiteral("No names")),
+                 qPrintable(panel_->outputs()->labelsNote()));
+        QVERIFY(panel_->outputs()->labelPicker()->choose(QStringLiteral("auto")));
         outputs->setCurrentIndex(panel_->outputModel()->index(0, 0));
     }
 
@@ -564,6 +580,21 @@ private Q_SLOTS:
         QCOMPARE(keys, 1);
         QCOMPARE(iterations->xAxis->ticker()->tickCount(), 4);
         saveScreenshot(&plot, QStringLiteral("timing-plot-16-runs"));
+        {
+            // Dark: the same plot on the dark theme's window colours (the style follows).
+            QPalette dark = plot.palette();
+            dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+            dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+            dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+            dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+            const QPalette light = plot.palette();
+            plot.setPalette(dark);
+            QApplication::processEvents();
+            QVERIFY(iterations->grab().toImage().pixelColor(3, 3).lightness() < 80);
+            saveScreenshot(&plot, QStringLiteral("timing-plot-16-runs-dark"));
+            plot.setPalette(light);
+            QApplication::processEvents();
+        }
         // Short (a 960x540 window at QT_SCALE_FACTOR=2 leaves it 150 px): only the axes, which
         // keep most of the height; tall again, titles, legend and key come back.
         plot.resize(700, 150);

@@ -1,5 +1,6 @@
 #include "output_panel.h"
 
+#include "label_picker.h"
 #include "output_view.h"
 
 #include <format.h>
@@ -99,6 +100,9 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultBar->addSeparator();
     resultBar->addWidget(new QLabel(tr("Task "), resultPage));
     resultBar->addWidget(task_);
+    labelPicker_ = new LabelPicker(resultPage);
+    resultBar->addWidget(new QLabel(tr(" Names "), resultPage));
+    resultBar->addWidget(labelPicker_);
     resultBar->addSeparator();
     resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
     resultBar->addWidget(threshold_);
@@ -120,6 +124,11 @@ OutputPanel::OutputPanel(QWidget* parent)
         showTask();
     });
     connect(threshold_, &QSlider::valueChanged, this, [this]() { showTask(); });
+    connect(labelPicker_, &LabelPicker::labelsChanged, this, [this]() {
+        showTask();
+        showOutput(outputTree_->currentIndex());
+    });
+    connect(labelPicker_, &LabelPicker::problem, this, &OutputPanel::problem);
 
     auto* imagePage = new QWidget(outputPages_);
     imagePage_ = imagePage;
@@ -167,8 +176,10 @@ OutputPanel::OutputPanel(QWidget* parent)
     auto* topKLayout = new QVBoxLayout(topKPage);
     auto* labelsBar = new QHBoxLayout;
     auto* labels = new QPushButton(tr("Labels File…"), topKPage);
-    labels->setToolTip(tr("A text file with one label per line, in index order"));
-    labelsNote_ = new QLabel(tr("No labels"), topKPage);
+    labels->setToolTip(tr("A text file with one label per line, in index order: the names of the "
+                          "Result page and of this table (the Result bar's Names picker)"));
+    labelsNote_ = new QLabel(topKPage);
+    labelsNote_->setObjectName(QStringLiteral("topKLabels"));
     topKRow_ = new QSpinBox(topKPage);
     topKRow_->setPrefix(tr("Row "));
     topKRow_->setToolTip(tr("Which row of an N x K output the top k are taken from"));
@@ -225,25 +236,26 @@ OutputPanel::OutputPanel(QWidget* parent)
 }
 
 bool OutputPanel::loadLabels(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-        labelsNote_->setText(
-            tr("Labels not read from %1: %2").arg(QFileInfo(path).fileName(), file.errorString()));
+    QString why;
+    if (!labelPicker_->loadFile(path, &why)) {
+        labelsNote_->setText(why);
         return false;
     }
-    labels_ = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
-    for (QString& label : labels_) {
-        if (label.endsWith(QLatin1Char('\r'))) {
-            label.chop(1); // written on Windows
-        }
-    }
-    while (!labels_.isEmpty() && labels_.last().trimmed().isEmpty()) {
-        labels_.removeLast();
-    }
-    labelsNote_->setText(
-        tr("%1 labels from %2").arg(labels_.size()).arg(QFileInfo(path).fileName()));
-    showOutput(outputTree_->currentIndex());
     return true;
+}
+
+QStringList OutputPanel::topKNames(size_t classes) {
+    QStringList names;
+    const LabelSet* labels = labelPicker_->namesFor(classes);
+    if (!labels) {
+        labelsNote_->setText(tr("No names: choose a set with Names on the Result tab, or a file"));
+        return names;
+    }
+    labelsNote_->setText(tr("names: %1").arg(QString::fromStdString(labels->name)));
+    for (const std::string& name : labels->names) {
+        names << QString::fromStdString(name);
+    }
+    return names;
 }
 
 QString OutputPanel::labelsNote() const {
@@ -295,8 +307,9 @@ void OutputPanel::setInputFrame(const cv::Mat& bgr, const QSize& size) {
     inputSize_ = size;
 }
 
-void OutputPanel::setArchiveLabels(const QStringList& labels) {
-    archiveLabels_ = labels;
+void OutputPanel::setArchiveLabels(const LabelSet& labels) {
+    labelPicker_->showModel(modelPath_, labels);
+    showTask();
 }
 
 void OutputPanel::setTask(const QString& task) {
@@ -330,20 +343,8 @@ void OutputPanel::showTask() {
         useCorners_->setEnabled(false);
         return;
     }
-    auto toLabels = [](const QString& name, const QStringList& names) {
-        LabelSet set;
-        set.name = name.toStdString();
-        for (const auto& n : names) {
-            set.names.push_back(n.toStdString());
-        }
-        return set;
-    };
-    const LabelSet own = toLabels(labelsNote_->text(), labels_);
-    const LabelSet archive = toLabels(tr("the archive's labels.txt"), archiveLabels_);
-    TaskOptions options;
+    TaskOptions options = labelPicker_->taskOptions();
     taskKindFromName(task_->currentData().toString().toStdString(), options.kind);
-    options.labels = labels_.isEmpty() ? nullptr : &own;
-    options.archiveLabels = archiveLabels_.isEmpty() ? nullptr : &archive;
     const TaskResult result = interpretOutput(last_->output, options);
     interpreted_ = result.kind != TaskKind::None;
     threshold_->setEnabled(result.kind == TaskKind::Detection);
@@ -362,16 +363,18 @@ void OutputPanel::showTask() {
         }
         summary += tr(" \u00b7 %1 drawn at this score").arg(shown);
     }
-    // The image the model saw, drawn on by the engine's renderer (as the CLI's --render).
+    // The photo or frame at its own size, drawn on by the engine's renderer (as the CLI's
+    // --render).
     cv::Mat image;
     rendered_.release();
     if (!inputImage_.isEmpty() || !inputFrame_.empty()) {
         image = inputFrame_.empty() ? cv::imread(inputImage_.toStdString(), cv::IMREAD_COLOR)
                                     : inputFrame_;
-        if (!image.empty() && inputSize_.width() > 0 && inputSize_.height() > 0 &&
-            (image.cols != inputSize_.width() || image.rows != inputSize_.height())) {
-            cv::resize(image, image, {inputSize_.width(), inputSize_.height()}, 0, 0,
-                       cv::INTER_AREA);
+    }
+    if (!image.empty() && inputSize_.width() > 0 && inputSize_.height() > 0) {
+        for (auto& [x, y] : pageCorners_) { // in pixels of the picture drawn over
+            x *= double(image.cols) / inputSize_.width();
+            y *= double(image.rows) / inputSize_.height();
         }
     }
     if (image.empty()) {
@@ -384,6 +387,10 @@ void OutputPanel::showTask() {
     }
     RenderOptions render;
     render.scoreThreshold = threshold_->value() / 100.0;
+    // The source at its own size (what Record writes, as the CLI's --render): the result is
+    // scaled from the size the preprocessing resized it to.
+    render.inputWidth = inputSize_.width();
+    render.inputHeight = inputSize_.height();
     cv::Mat drawn;
     try {
         rendered_ = renderTask(image, result, render);
@@ -410,7 +417,7 @@ void OutputPanel::clear(const std::string& modelPath) {
     modelPath_ = modelPath;
     last_.reset();
     taskShownForModel_ = false;
-    archiveLabels_.clear();
+    labelPicker_->showModel(modelPath, LabelSet{});
     pageCorners_.clear();
     useCorners_->setEnabled(false);
     inputImage_.clear();
@@ -427,6 +434,7 @@ void OutputPanel::clear(const std::string& modelPath) {
     tableModel_->setTensor(nullptr);
     topKModel_->setValues({}, 0, {});
     topKNote_->clear();
+    labelsNote_->clear();
     imageView_->setImage({});
     imageView_->setOverlay({});
     differenceView_->setImage({});
@@ -499,7 +507,7 @@ void OutputPanel::showOutput(const QModelIndex& index) {
             topKRow_->setRange(0, rows ? static_cast<int>(value->shape[0]) - 1 : 0);
         }
         if (vector) {
-            topKModel_->setValues(value->values, 10, labels_);
+            topKModel_->setValues(value->values, 10, topKNames(value->values.size()));
             topKNote_->clear();
         } else if (rows) {
             const auto width = static_cast<size_t>(value->shape[1]);
@@ -507,12 +515,14 @@ void OutputPanel::showOutput(const QModelIndex& index) {
                 value->values.begin() +
                 static_cast<std::ptrdiff_t>(width * static_cast<size_t>(topKRow_->value()));
             topKModel_->setValues(
-                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10, labels_);
+                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10,
+                topKNames(width));
             topKNote_->setText(tr("Row %1 of %2 (choose the row on the right).")
                                    .arg(topKRow_->value())
                                    .arg(value->shape[0]));
         } else {
             topKModel_->setValues({}, 0, {});
+            labelsNote_->clear();
             topKNote_->setText(
                 value->values.empty()
                     ? tr("This output has too many values to rank here.")

@@ -26,7 +26,9 @@ class QAction;
 
 namespace scriptscope {
 
+class LabelPicker;
 class OutputImageView;
+struct LabelSet;
 
 class OutputPanel : public QSplitter {
     Q_OBJECT
@@ -43,10 +45,13 @@ public:
     const std::optional<RunResult>& keptResult() const { return kept_; }
     QString comparisonText() const;
     QString topKNote() const;
-    // One label per line, in index order, for the top-k table; false (and the note says why) when
-    // the file cannot be read.
+    // One label per line, in index order, chosen as the label set of the Result page and the top-k
+    // table; false (and the Top-k note says why) when the file cannot be read.
     bool loadLabels(const QString& path);
+    // The Top-k page's line naming the label set ("names: ImageNet-1k"), as the Result caption
+    // does.
     QString labelsNote() const;
+    LabelPicker* labelPicker() const { return labelPicker_; }
 
     OutputTreeModel* outputModel() const { return outputModel_; }
     TensorTableModel* tableModel() const { return tableModel_; }
@@ -63,7 +68,7 @@ public:
     const cv::Mat& renderedFrame() const { return rendered_; }
     // The source's frame the result is drawn over (empty for an image file).
     const cv::Mat& inputFrame() const { return inputFrame_; }
-    void setArchiveLabels(const QStringList& labels);
+    void setArchiveLabels(const LabelSet& labels);
     // The task the output is drawn as ("auto", "detection", ... as task_result.h names them);
     // remembered per model.
     void setTask(const QString& task);
@@ -88,11 +93,13 @@ private:
     void showOutput(const QModelIndex& index);
     void restoreKeptResult();
     void showTask();
+    // The names of the chosen label set for a ranking over this many classes; the Top-k page says
+    // which set they are.
+    QStringList topKNames(size_t classes);
 
     std::string modelPath_;
     std::optional<RunResult> last_;
     std::optional<RunResult> kept_;
-    QStringList labels_;
     OutputTreeModel* outputModel_ = nullptr;
     QTreeView* outputTree_ = nullptr;
     QTabWidget* outputPages_ = nullptr;
@@ -128,7 +135,7 @@ private:
     cv::Mat inputFrame_;
     cv::Mat rendered_;
     QSize inputSize_;
-    QStringList archiveLabels_;
+    LabelPicker* labelPicker_ = nullptr;
     bool taskShownForModel_ = false;
 };
 

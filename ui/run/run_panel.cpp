@@ -188,6 +188,7 @@ void RunPanel::buildUi() {
     auto* imageBox = new QGroupBox(tr("Image preprocessing"), settingsPanel);
     auto* imageForm = new QFormLayout(imageBox);
     imageSize_ = new QLineEdit(imageBox);
+    imageSize_->setObjectName(QStringLiteral("imageSize"));
     imageSize_->setPlaceholderText(tr("keep (or WxH, e.g. 224x224)"));
     imageOrder_ = new QComboBox(imageBox);
     imageOrder_->addItem(QStringLiteral("RGB"), QStringLiteral("rgb"));
@@ -479,11 +480,7 @@ void RunPanel::clearResults() {
     running_.reset();
     outputs_->clear(model_.path);
     // The archive's own class names (an extra file labels.txt), for the Result page.
-    QStringList labels;
-    for (const auto& name : labelsFromExtraFiles(model_.probe.extraFiles).names) {
-        labels << QString::fromStdString(name);
-    }
-    outputs_->setArchiveLabels(labels);
+    outputs_->setArchiveLabels(labelsFromExtraFiles(model_.probe.extraFiles));
     profileModel_->setProfile(RunProfile{});
     profileSummary_->setText(tr("Tick \"Profile\" and run: every operator call is timed and the "
                                 "module tree (Model tab) gets a time column."));

@@ -105,6 +105,13 @@ cv::Mat renderTask(const cv::Mat& input, const TaskResult& result, const RenderO
 void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOptions& options) {
     const double scale = std::clamp(std::min(image.cols, image.rows) / 800.0, 0.4, 1.2);
     const int line = std::max(2, static_cast<int>(std::lround(scale * 3)));
+    // From the model's pixels to the drawn image's.
+    const double sx = options.inputWidth > 0 ? double(image.cols) / options.inputWidth : 1.0;
+    const double sy = options.inputHeight > 0 ? double(image.rows) / options.inputHeight : 1.0;
+    const auto scaled = [&](double x, double y) {
+        return cv::Point(static_cast<int>(std::lround(x * sx)),
+                         static_cast<int>(std::lround(y * sy)));
+    };
     if (result.kind == TaskKind::Detection && options.image >= 0 &&
         static_cast<size_t>(options.image) < result.detections.size()) {
         const auto& objects = result.detections[static_cast<size_t>(options.image)];
@@ -132,17 +139,13 @@ void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOpt
         }
         for (const auto* o : shown) {
             const cv::Scalar colour = classColour(o->label, false);
-            const cv::Point p0(static_cast<int>(std::lround(o->x0)),
-                               static_cast<int>(std::lround(o->y0)));
-            const cv::Point p1(static_cast<int>(std::lround(o->x1)),
-                               static_cast<int>(std::lround(o->y1)));
+            const cv::Point p0 = scaled(o->x0, o->y0);
+            const cv::Point p1 = scaled(o->x1, o->y1);
             cv::rectangle(image, p0, p1, colour, line, cv::LINE_8); // axis-aligned: no AA needed
             for (size_t k = 0; k + 2 < o->keypoints.size(); k += 3) {
                 if (o->keypoints[k + 2] > 0) {
-                    cv::circle(image,
-                               {static_cast<int>(std::lround(o->keypoints[k])),
-                                static_cast<int>(std::lround(o->keypoints[k + 1]))},
-                               line + 1, colour, cv::FILLED, cv::LINE_AA);
+                    cv::circle(image, scaled(o->keypoints[k], o->keypoints[k + 1]), line + 1,
+                               colour, cv::FILLED, cv::LINE_AA);
                 }
             }
             std::string tag = !o->name.empty() ? o->name
@@ -232,8 +235,7 @@ void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOpt
         // the page as the model rectified it in the top right corner, its kind at the top left.
         std::vector<cv::Point> outline;
         for (const auto& [x, y] : result.corners) {
-            outline.emplace_back(static_cast<int>(std::lround(x)),
-                                 static_cast<int>(std::lround(y)));
+            outline.push_back(scaled(x, y));
         }
         const cv::Scalar green(60, 200, 60);
         cv::polylines(image, outline, true, green, line, cv::LINE_AA);
@@ -290,10 +292,12 @@ Status renderTaskFile(const std::string& imagePath, int width, int height, const
     if (image.empty()) {
         return Error{ErrorKind::File, "cannot read the image '" + imagePath + "'"};
     }
-    if (width > 0 && height > 0 && (image.cols != width || image.rows != height)) {
-        cv::resize(image, image, {width, height}, 0, 0, cv::INTER_AREA);
+    RenderOptions drawing = options;
+    if (width > 0 && height > 0) {
+        drawing.inputWidth = width;
+        drawing.inputHeight = height;
     }
-    const cv::Mat drawn = renderTask(image, result, options);
+    const cv::Mat drawn = renderTask(image, result, drawing);
     try {
         if (!cv::imwrite(outPath, drawn)) {
             return Error{ErrorKind::File, "cannot write '" + outPath + "'"};

@@ -185,6 +185,22 @@ const LabelSet* chooseLabels(const TaskOptions& options, const char* fallback, s
     return builtin && classes <= builtin->names.size() ? builtin : nullptr;
 }
 
+} // namespace
+
+const LabelSet* scoreLabels(const TaskOptions& options, size_t classes) {
+    if (options.labels) {
+        return options.labels;
+    }
+    if (options.archiveLabels && !options.archiveLabels->names.empty()) {
+        return options.archiveLabels;
+    }
+    // A built-in set only when it has exactly this many classes.
+    const LabelSet* imagenet = builtinLabels("imagenet");
+    return imagenet->names.size() == classes ? imagenet : nullptr;
+}
+
+namespace {
+
 std::vector<DetectedObject> objectsOf(const OutputValue& dict, const LabelSet* labels) {
     std::vector<DetectedObject> objects;
     const OutputValue* boxes = child(dict, "boxes");
@@ -263,10 +279,7 @@ bool classify(const OutputValue& output, const TaskOptions& options, TaskResult&
         const size_t n = std::min(k, static_cast<size_t>(std::max(1, options.topK)));
         std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
                           order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-        const LabelSet* labels = chooseLabels(options, "imagenet", k);
-        if (labels && !options.labels && !options.archiveLabels && labels->names.size() != k) {
-            labels = nullptr; // a built-in set only when it has exactly this many classes
-        }
+        const LabelSet* labels = scoreLabels(options, k);
         for (size_t i = 0; i < n; ++i) {
             r.topK.push_back({static_cast<int64_t>(order[i]), scores[order[i]],
                               labels ? labels->nameOf(static_cast<int64_t>(order[i])) : ""});
@@ -306,8 +319,8 @@ bool readPage(const OutputValue& output, const TaskOptions& options, TaskResult&
         for (size_t c = 0; c < 3; ++c) {
             const float* plane = page->values.data() + (channels == 3 ? c : 0) * area;
             for (size_t i = 0; i < area; ++i) {
-                r.pageRgb[i * 3 + c] =
-                    static_cast<uint8_t>(std::clamp(std::lround(plane[i] * scale), 0L, 255L));
+                r.pageRgb[i * 3 + c] = static_cast<uint8_t>(
+                    std::clamp(std::lround(double(plane[i]) * scale), 0L, 255L));
             }
         }
     }

@@ -81,6 +81,11 @@ struct TaskOptions {
     int topK = 5;
 };
 
+// The names for a vector of scores over this many classes, as classification picks them: the
+// labels given, else the archive's, else ImageNet-1k when it has exactly this many; nullptr: none.
+// Given labels with no names (a person's "None") give no names.
+const LabelSet* scoreLabels(const TaskOptions& options, size_t classes);
+
 TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options);
 
 } // namespace scriptscope
