@@ -35,6 +35,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -257,6 +258,11 @@ private Q_SLOTS:
         outputs->setScoreThreshold(0.1);
         QVERIFY(outputs->resultView()->image() != drawnAtHalf); // more boxes drawn
         QTest::qWait(50);
+        // At 1280 px the score slider and the names are on the Result page's bars, not behind
+        // their » menus; the slider is there for detections only.
+        auto* slider = outputs->findChild<QSlider*>(QStringLiteral("scoreThreshold"));
+        QVERIFY(slider && slider->isVisible() && slider->width() > 60);
+        QVERIFY(outputs->labelPicker()->isVisible() && outputs->labelPicker()->width() > 60);
         saveScreenshot(window_, QStringLiteral("run-detection-result"));
         // Drawn as values instead, remembered for this model.
         outputs->setTask(QStringLiteral("none"));
@@ -351,6 +357,8 @@ private Q_SLOTS:
                  qPrintable(outputs->taskSummary()));
         QVERIFY(outputs->taskSummary().contains(QStringLiteral("Pascal VOC")));
         QCOMPARE(outputs->resultView()->image().size(), QSize(320, 240));
+        // No score slider for a segmentation.
+        QVERIFY(!outputs->findChild<QSlider*>(QStringLiteral("scoreThreshold"))->isVisible());
         QTest::qWait(50);
         saveScreenshot(window_, QStringLiteral("run-segmentation-result"));
     }

@@ -86,7 +86,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     threshold_->setObjectName(QStringLiteral("scoreThreshold"));
     threshold_->setRange(0, 100);
     threshold_->setValue(50);
-    threshold_->setMaximumWidth(160);
+    threshold_->setMaximumWidth(140);
     threshold_->setToolTip(tr("Detections are drawn from this score"));
     thresholdText_ = new QLabel(resultPage);
     // The demo's key action first: a narrow window moves the bar's last items into its » menu.
@@ -100,13 +100,15 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultBar->addSeparator();
     resultBar->addWidget(new QLabel(tr("Task "), resultPage));
     resultBar->addWidget(task_);
+    // A second row, so that both fit the Result pane of a 1280 px window: the names, and the
+    // score slider while the result is a detection's.
+    auto* namesBar = new QToolBar(resultPage);
     labelPicker_ = new LabelPicker(resultPage);
-    resultBar->addWidget(new QLabel(tr(" Names "), resultPage));
-    resultBar->addWidget(labelPicker_);
-    resultBar->addSeparator();
-    resultBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
-    resultBar->addWidget(threshold_);
-    resultBar->addWidget(thresholdText_);
+    namesBar->addWidget(new QLabel(tr("Names "), resultPage));
+    namesBar->addWidget(labelPicker_);
+    scoreActions_ = {namesBar->addSeparator(),
+                     namesBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage)),
+                     namesBar->addWidget(threshold_), namesBar->addWidget(thresholdText_)};
     taskSummary_ = new QLabel(resultPage);
     taskSummary_->setObjectName(QStringLiteral("taskSummary"));
     taskSummary_->setWordWrap(true);
@@ -114,6 +116,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultView_->setObjectName(QStringLiteral("resultView"));
     resultView_->setOverlayAtBottom(true);
     resultLayout->addWidget(resultBar);
+    resultLayout->addWidget(namesBar);
     resultLayout->addWidget(taskSummary_);
     resultLayout->addWidget(resultView_, 1);
     connect(task_, &QComboBox::activated, this, [this]() {
@@ -341,6 +344,9 @@ void OutputPanel::showTask() {
         resultView_->setImage({});
         pageCorners_.clear();
         useCorners_->setEnabled(false);
+        for (QAction* action : scoreActions_) {
+            action->setVisible(false);
+        }
         return;
     }
     TaskOptions options = labelPicker_->taskOptions();
@@ -348,6 +354,9 @@ void OutputPanel::showTask() {
     const TaskResult result = interpretOutput(last_->output, options);
     interpreted_ = result.kind != TaskKind::None;
     threshold_->setEnabled(result.kind == TaskKind::Detection);
+    for (QAction* action : scoreActions_) {
+        action->setVisible(result.kind == TaskKind::Detection);
+    }
     pageCorners_ =
         result.kind == TaskKind::Page ? result.corners : std::vector<std::pair<double, double>>();
     pageSize_ = QSize(result.pageWidth, result.pageHeight);

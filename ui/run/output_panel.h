@@ -12,6 +12,7 @@
 #include <QSplitter>
 
 #include <optional>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -131,6 +132,7 @@ private:
     std::vector<std::pair<double, double>> pageCorners_;
     QSize pageSize_;
     QAction* useCorners_ = nullptr;
+    std::vector<QAction*> scoreActions_; // shown while the result is a detection's
     QString inputImage_;
     cv::Mat inputFrame_;
     cv::Mat rendered_;
