@@ -8,6 +8,7 @@
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
+#include <pt2_reader.h>
 #include <stats.h>
 #include <task_render.h>
 #include <task_result.h>
@@ -145,10 +146,90 @@ int commandGraphDiagram(const Options& o) {
                                : graphJson(*graph, visible, o.expand).dump(1) + "\n");
 }
 
+// A torch.export archive's contents, read without running it (info on a .pt2).
+nlohmann::json exportedJson(const Pt2Archive& archive) {
+    nlohmann::json j = {
+        {"layout", archive.layout},
+        {"archive_version", archive.archiveVersion},
+        {"schema", std::to_string(archive.schemaMajor) + "." + std::to_string(archive.schemaMinor)},
+        {"aotinductor_files", archive.aotInductorFiles},
+        {"extra_files", archive.extraFiles},
+        {"notes", archive.notes}};
+    j["models"] = nlohmann::json::array();
+    for (const auto& model : archive.models) {
+        nlohmann::json m = {{"name", model.name},
+                            {"torch_version", model.torchVersion},
+                            {"signature", signatureLines(model)},
+                            {"range_constraints", model.rangeConstraints},
+                            {"sample_inputs", model.sampleInputs},
+                            {"notes", model.notes}};
+        m["nodes"] = nlohmann::json::array();
+        for (const auto& node : model.nodes) {
+            nlohmann::json args = nlohmann::json::array();
+            for (const auto& input : node.inputs) {
+                args.push_back({{"name", input.name}, {"value", input.text}});
+            }
+            m["nodes"].push_back(
+                {{"name", node.name},
+                 {"target", node.target},
+                 {"args", args},
+                 {"outputs", node.outputs},
+                 {"module",
+                  node.moduleStack.empty() ? std::string() : node.moduleStack.back().path}});
+        }
+        m["weights"] = nlohmann::json::array();
+        for (const auto* list : {&model.weights, &model.constants}) {
+            for (const auto& weight : *list) {
+                m[list == &model.weights ? "weights" : "constants"].push_back(
+                    {{"name", weight.name},
+                     {"record", weight.record},
+                     {"tensor", weight.meta.text()},
+                     {"parameter", weight.parameter},
+                     {"bytes", weight.bytes}});
+            }
+        }
+        j["models"].push_back(std::move(m));
+    }
+    return j;
+}
+
+void printExported(const Pt2Archive& archive) {
+    std::cout << "Layout      " << archive.layout
+              << (archive.archiveVersion.empty() ? "" : ", version " + archive.archiveVersion)
+              << "\n"
+              << "Schema      " << archive.schemaMajor << "." << archive.schemaMinor
+              << " (this reader knows up to " << kPt2SchemaMajor << "." << kPt2SchemaMinor << ")\n";
+    for (const auto& model : archive.models) {
+        uint64_t bytes = 0;
+        for (const auto& weight : model.weights) {
+            bytes += weight.bytes;
+        }
+        std::cout << "Model       " << model.name
+                  << (model.torchVersion.empty() ? "" : " (PyTorch " + model.torchVersion + ")")
+                  << ": " << model.nodes.size() << " operator calls, " << model.weights.size()
+                  << " weights (" << formatBytes(bytes) << "), " << model.constants.size()
+                  << " constants" << (model.sampleInputs ? ", sample inputs" : "") << "\n";
+        for (const auto& line : signatureLines(model)) {
+            std::cout << (line.empty() ? "" : "    " + line) << "\n";
+        }
+        for (const auto& [symbol, range] : model.rangeConstraints) {
+            std::cout << "    " << symbol << ": " << range << "\n";
+        }
+    }
+    if (!archive.aotInductorFiles.empty()) {
+        std::cout << "AOTInductor " << archive.aotInductorFiles.size()
+                  << " files (a compiled model)\n";
+    }
+}
+
 } // namespace
 
 int commandInfo(const Options& o) {
     const ProbeResult p = probeArchive(o.positional[0]);
+    std::optional<Pt2Archive> exported;
+    if (p.kind == FileKind::ExportedProgram) {
+        exported = readPt2Archive(ZipReader(o.positional[0]));
+    }
     if (o.json) {
         nlohmann::json j = {{"path", p.path},
                             {"size", p.fileSize},
@@ -188,6 +269,9 @@ int commandInfo(const Options& o) {
         j["tensors"] = p.tensors;
         j["damage"] = p.damage;
         j["notes"] = p.notes;
+        if (exported) {
+            j["exported_program"] = exportedJson(*exported);
+        }
         std::cout << j.dump(2) << "\n";
     } else {
         std::cout << "File        " << p.path << " (" << formatBytes(p.fileSize) << ")\n"
@@ -198,6 +282,9 @@ int commandInfo(const Options& o) {
                       << "Version     " << (p.versionText.empty() ? "(missing)" : p.versionText)
                       << " (this LibTorch " << libtorchVersion() << " reads up to "
                       << p.maxSupportedVersion << ")\n";
+        }
+        if (exported) {
+            printExported(*exported);
         }
         if (!p.records.empty()) {
             std::cout << "Records     " << p.records.size() << "\n";

@@ -82,8 +82,19 @@ private Q_SLOTS:
         const auto exported = probeArchive(std::string(SCRIPTSCOPE_SOURCE_DIR) +
                                            "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2");
         QCOMPARE(toString(exported.kind), toString(FileKind::ExportedProgram));
-        QVERIFY2(exported.summary.find("torch.export archive (.pt2") != std::string::npos,
+        QVERIFY2(exported.summary.find("torch.export archive (.pt2, export schema 8.20") !=
+                         std::string::npos &&
+                     exported.summary.find("'model': 5 operator calls, 6 parameters, 3 buffers, "
+                                           "1 inputs") != std::string::npos,
                  exported.summary.c_str());
+        QVERIFY(exported.damage.empty() && exported.notes.empty());
+        // The layout of PyTorch 2.1 to 2.7 has no top folder: named all the same.
+        const auto early =
+            probeArchive(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                         "/tests/fixtures/saved_by/exported_cnn_early.torch2.14.pt2");
+        QCOMPARE(toString(early.kind), toString(FileKind::ExportedProgram));
+        QVERIFY2(early.summary.find("5 operator calls") != std::string::npos,
+                 early.summary.c_str());
         QTemporaryDir dir;
         const std::string preview = dir.path().toStdString() + "/example.pt";
         std::ofstream(preview, std::ios::binary) << "PYTORCH1" << std::string(64, '\x07');

@@ -373,6 +373,24 @@ private Q_SLOTS:
         QCOMPARE(json["extra_files"]["notes.txt"].get<std::string>(),
                  std::string("Exported for the ScriptScope tests.\n"));
         QCOMPARE(json["version"].get<int>(), 3);
+        // A torch.export archive: described from its graph, without running anything; not a
+        // file the other commands open yet (exit 1).
+        const QString pt2 = QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
+                                           "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2");
+        const auto e = cli({QStringLiteral("info"), pt2});
+        QCOMPARE(e.exitCode, 1);
+        QVERIFY2(e.out.find("    p_conv_weight: PARAMETER target='conv.weight'") !=
+                         std::string::npos &&
+                     e.out.find("Model       model (PyTorch 2.14") != std::string::npos,
+                 e.out.c_str());
+        const auto ej = cli({QStringLiteral("info"), pt2, QStringLiteral("--json")});
+        const auto exported = nlohmann::json::parse(ej.out)["exported_program"];
+        QCOMPARE(exported["schema"].get<std::string>(), std::string("8.20"));
+        QCOMPARE(exported["models"][0]["nodes"].size(), size_t{5});
+        QCOMPARE(exported["models"][0]["nodes"][0]["target"].get<std::string>(),
+                 std::string("torch.ops.aten.conv2d.default"));
+        QCOMPARE(exported["models"][0]["nodes"][0]["module"].get<std::string>(),
+                 std::string("conv"));
     }
 
     void badFilesExitOneWithOneLine_data() {

@@ -1,9 +1,10 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
-// files) and the whole probe, on the fuzzer's bytes as a file.
+// files), the torch.export (.pt2) reader and the whole probe, on the fuzzer's bytes as a file.
 #include <pickle_scan.h>
 #include <pickle_value.h>
 #include <probe.h>
+#include <pt2_reader.h>
 #include <zip_reader.h>
 
 #include <cstddef>
@@ -36,6 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 }
             }
         }
+        scriptscope::Pt2Limits limits;
+        limits.maxJsonBytes = 1u << 20;
+        (void)scriptscope::readPt2Archive(zip, limits);
         scriptscope::ProbeEnvironment environment;
         environment.maxSupportedVersion = 10;
         environment.isRegistered = [](const std::string& name) { return name.size() % 2 == 0; };

@@ -5,6 +5,7 @@
 #include "format.h"
 #include "pickle_scan.h"
 #include "pickle_value.h"
+#include "pt2_reader.h"
 #include "zip_reader.h"
 
 #include <algorithm>
@@ -279,6 +280,46 @@ void readStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& 
     }
 }
 
+// What a torch.export archive holds, read without running it.
+void describeExportedProgram(ProbeResult& result, const Pt2Archive& archive) {
+    result.kind = FileKind::ExportedProgram;
+    result.archiveName = archive.root;
+    std::string what;
+    for (const auto& model : archive.models) {
+        size_t parameters = 0, buffers = 0, user = 0;
+        for (const auto& input : model.inputs) {
+            parameters += input.kind == "PARAMETER" ? 1 : 0;
+            buffers += input.kind == "BUFFER" ? 1 : 0;
+            user += input.kind == "USER_INPUT" ? 1 : 0;
+        }
+        what += (what.empty() ? "" : "; ") + std::string("'") + model.name +
+                "': " + std::to_string(model.nodes.size()) + " operator calls, " +
+                std::to_string(parameters) + " parameters, " + std::to_string(buffers) +
+                " buffers, " + std::to_string(user) + " inputs";
+    }
+    result.summary =
+        "a torch.export archive (.pt2" +
+        (archive.schemaMajor >= 0 ? ", export schema " + std::to_string(archive.schemaMajor) + "." +
+                                        std::to_string(archive.schemaMinor)
+                                  : std::string()) +
+        (archive.aotInductorFiles.empty() ? std::string() : ", with an AOTInductor model") +
+        "), not TorchScript" + (what.empty() ? std::string() : ": " + what) +
+        ". ScriptScope reads its signature and nodes without running it (scriptscope-cli info) "
+        "but does not open or run .pt2 files yet: in Python, torch.export.load runs it, and "
+        "torch.jit.save (torch.jit.script or trace) gives an archive ScriptScope opens.";
+    if (!archive.ok) {
+        result.damage = archive.error;
+    }
+    for (const auto& note : archive.notes) {
+        result.notes.push_back(note);
+    }
+    for (const auto& model : archive.models) {
+        for (const auto& note : model.notes) {
+            result.notes.push_back("'" + model.name + "': " + note);
+        }
+    }
+}
+
 void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
     ZipReader zip(result.path);
     if (!zip.ok()) {
@@ -293,6 +334,11 @@ void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
     if (result.records.empty()) {
         result.kind = FileKind::Zip;
         result.summary = "an empty zip archive.";
+        return;
+    }
+    // A torch.export archive, of either layout (the early one has no top folder).
+    if (isPt2Archive(zip)) {
+        describeExportedProgram(result, readPt2Archive(zip));
         return;
     }
     const std::string& first = result.records.front().name;
@@ -399,17 +445,6 @@ void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
         }
         describeTorchSaveZip(result, value);
         return;
-    }
-    if (const auto* format = zip.find(folder + "/archive_format")) {
-        const auto text = zip.read(*format, 64);
-        if (text && text->rfind("pt2", 0) == 0) {
-            result.kind = FileKind::ExportedProgram;
-            result.summary =
-                "a torch.export archive (.pt2, written by torch.export.save), not TorchScript: "
-                "ScriptScope does not open these yet. In Python, torch.export.load reads it; for "
-                "ScriptScope, save the model with torch.jit.save (torch.jit.script or trace).";
-            return;
-        }
     }
     result.kind = FileKind::Zip;
     result.summary = "a zip archive that is not a PyTorch file (no code/, constants.pkl or "

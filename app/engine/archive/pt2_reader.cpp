@@ -1,0 +1,987 @@
+#include "pt2_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+namespace scriptscope {
+namespace {
+
+using nlohmann::json;
+
+struct TooDeep : std::runtime_error {
+    TooDeep()
+        : std::runtime_error("nested too deeply") {}
+};
+
+// A JSON text parsed with its nesting bounded (a nesting bomb stops at the limit, before a deep
+// tree is built); nullopt with why.
+std::optional<json> parseBounded(const std::string& text, int maxDepth, std::string& why) {
+    try {
+        json parsed = json::parse(
+            text,
+            [maxDepth](int depth, json::parse_event_t event, json&) {
+                if ((event == json::parse_event_t::object_start ||
+                     event == json::parse_event_t::array_start) &&
+                    depth >= maxDepth) {
+                    throw TooDeep();
+                }
+                return true;
+            },
+            /*allow_exceptions=*/true, /*ignore_comments=*/false);
+        return parsed;
+    } catch (const TooDeep&) {
+        why = "its JSON is nested more than " + std::to_string(maxDepth) + " levels deep";
+    } catch (const json::exception& error) {
+        why = std::string("its JSON does not parse: ") + error.what();
+    }
+    return std::nullopt;
+}
+
+// A member of an object, or null.
+const json& member(const json& object, const char* key) {
+    static const json none;
+    if (!object.is_object()) {
+        return none;
+    }
+    const auto found = object.find(key);
+    return found == object.end() ? none : *found;
+}
+
+std::string stringOf(const json& value) {
+    return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+// The one member of a serialized union ({"as_tensor": {...}}): its name and value.
+std::pair<std::string, const json*> unionOf(const json& value) {
+    if (value.is_object() && value.size() == 1) {
+        return {value.begin().key(), &value.begin().value()};
+    }
+    return {std::string(), nullptr};
+}
+
+// Python's repr() of a float: the shortest digits that read back, positional from 1e-4 to 1e16,
+// scientific outside, always with a point or an exponent.
+std::string pythonFloat(double value) {
+    if (std::isnan(value)) {
+        return "nan";
+    }
+    if (std::isinf(value)) {
+        return value > 0 ? "inf" : "-inf";
+    }
+    char buffer[64];
+    const auto done =
+        std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+    std::string sci(buffer, done.ptr);
+    const auto e = sci.find('e');
+    const int exponent = std::stoi(sci.substr(e + 1));
+    std::string digits;
+    bool negative = false;
+    for (const char c : sci.substr(0, e)) {
+        if (c == '-') {
+            negative = true;
+        } else if (c != '.') {
+            digits += c;
+        }
+    }
+    std::string out;
+    if (exponent >= -4 && exponent < 16) {
+        if (exponent < 0) {
+            out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+        } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
+            out =
+                digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+        } else {
+            out = digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
+                  digits.substr(static_cast<size_t>(exponent) + 1);
+        }
+    } else {
+        out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
+              (exponent < 0 ? "-" : "+") + (std::abs(exponent) < 10 ? "0" : "") +
+              std::to_string(std::abs(exponent));
+    }
+    return (negative ? "-" : "") + out;
+}
+
+std::string pythonString(const std::string& text) {
+    const bool single = text.find('\'') == std::string::npos || text.find('"') != std::string::npos;
+    const char quote = single ? '\'' : '"';
+    std::string out(1, quote);
+    for (const char c : text) {
+        if (c == '\\' || c == quote) {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else {
+            out += c;
+        }
+    }
+    return out + quote;
+}
+
+std::string numberText(const json& value) {
+    if (value.is_number_integer()) {
+        return std::to_string(value.get<int64_t>());
+    }
+    if (value.is_number_float()) {
+        return pythonFloat(value.get<double>());
+    }
+    if (value.is_string()) { // NaN and infinities are written as strings
+        return stringOf(value) == "NaN"         ? "nan"
+               : stringOf(value) == "Infinity"  ? "inf"
+               : stringOf(value) == "-Infinity" ? "-inf"
+                                                : stringOf(value);
+    }
+    return "?";
+}
+
+template <typename Item>
+std::string listText(const json& list, Item item) {
+    std::string out = "[";
+    if (list.is_array()) {
+        for (size_t i = 0; i < list.size(); ++i) {
+            out += (i ? ", " : "") + item(list[i]);
+        }
+    }
+    return out + "]";
+}
+
+// torch.float32 ... as the serializer's ScalarType numbers them; {python name, annotation}.
+std::pair<std::string, std::string> dtypeNames(int code) {
+    switch (code) {
+    case 1:
+        return {"uint8", "u8"};
+    case 2:
+        return {"int8", "i8"};
+    case 3:
+        return {"int16", "i16"};
+    case 4:
+        return {"int32", "i32"};
+    case 5:
+        return {"int64", "i64"};
+    case 6:
+        return {"float16", "f16"};
+    case 7:
+        return {"float32", "f32"};
+    case 8:
+        return {"float64", "f64"};
+    case 9:
+        return {"complex32", "c32"};
+    case 10:
+        return {"complex64", "c64"};
+    case 11:
+        return {"complex128", "c128"};
+    case 12:
+        return {"bool", "b8"};
+    case 13:
+        return {"bfloat16", "bf16"};
+    case 28:
+        return {"uint16", "u16"};
+    case 29:
+        return {"float8_e4m3fn", "f8e4m3fn"};
+    case 30:
+        return {"float8_e5m2", "f8e5m2"};
+    case 31:
+        return {"float8_e4m3fnuz", "f8e4m3fnuz"};
+    case 32:
+        return {"float8_e5m2fnuz", "f8e5m2fnuz"};
+    case 33:
+        return {"float8_e8m0fnu", "f8e8m0fnu"};
+    case 34:
+        return {"uint32", "u32"};
+    case 35:
+        return {"uint64", "u64"};
+    default:
+        return {"unknown", "?"};
+    }
+}
+
+std::string deviceText(const json& device) {
+    std::string text = stringOf(member(device, "type"));
+    const json& index = member(device, "index");
+    if (index.is_number_integer()) {
+        text += ":" + std::to_string(index.get<int64_t>());
+    }
+    return text;
+}
+
+// A symbolic size as Python prints it: the serializer writes sympy's srepr
+// ("Symbol('s77', positive=True, integer=True)", "Mul(Integer(2), Symbol('s0'))"), print() shows
+// str() ("s77", "2*s0"). Symbols, integers, sums, products and floor divisions are rewritten; other
+// functions keep their name and arguments.
+class SympyText {
+public:
+    explicit SympyText(const std::string& text)
+        : text_(text) {}
+
+    std::string read() {
+        const std::string out = expression(0);
+        return pos_ == text_.size() && !failed_ ? out : text_;
+    }
+
+private:
+    void spaces() {
+        while (pos_ < text_.size() && text_[pos_] == ' ') {
+            ++pos_;
+        }
+    }
+
+    // A quoted name, a number, or Name(arguments).
+    std::string expression(int depth) {
+        spaces();
+        if (depth > 32 || pos_ >= text_.size()) {
+            failed_ = true;
+            return {};
+        }
+        const char c = text_[pos_];
+        if (c == '\'' || c == '"') {
+            const size_t end = text_.find(c, pos_ + 1);
+            if (end == std::string::npos) {
+                failed_ = true;
+                return {};
+            }
+            std::string name = text_.substr(pos_ + 1, end - pos_ - 1);
+            pos_ = end + 1;
+            return name;
+        }
+        size_t start = pos_;
+        while (pos_ < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                text_[pos_] == '-' || text_[pos_] == '.')) {
+            ++pos_;
+        }
+        const std::string name = text_.substr(start, pos_ - start);
+        if (name.empty()) {
+            failed_ = true;
+            return {};
+        }
+        if (pos_ >= text_.size() || text_[pos_] != '(') {
+            return name; // a number, True, False
+        }
+        ++pos_;
+        std::vector<std::string> arguments;
+        for (;;) {
+            spaces();
+            if (pos_ < text_.size() && text_[pos_] == ')') {
+                ++pos_;
+                break;
+            }
+            // key=value arguments (a symbol's assumptions) are not printed
+            const size_t equals = text_.find('=', pos_);
+            const size_t next = text_.find_first_of(",()'\"", pos_);
+            const bool keyword = equals != std::string::npos && equals < next;
+            if (keyword) {
+                pos_ = equals + 1;
+            }
+            std::string argument = expression(depth + 1);
+            if (failed_) {
+                return {};
+            }
+            if (!keyword) {
+                arguments.push_back(std::move(argument));
+            }
+            spaces();
+            if (pos_ < text_.size() && text_[pos_] == ',') {
+                ++pos_;
+            } else if (pos_ >= text_.size() || text_[pos_] != ')') {
+                failed_ = true;
+                return {};
+            }
+        }
+        return apply(name, arguments);
+    }
+
+    static bool isNumber(const std::string& text) {
+        return !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
+    }
+
+    static std::string apply(const std::string& name, const std::vector<std::string>& args) {
+        if ((name == "Symbol" || name == "Integer") && args.size() == 1) {
+            return args[0];
+        }
+        std::string out;
+        if (name == "Add") {
+            std::vector<std::string> terms, constants;
+            for (const auto& a : args) {
+                (isNumber(a) ? constants : terms).push_back(a);
+            }
+            terms.insert(terms.end(), constants.begin(), constants.end());
+            for (const auto& t : terms) {
+                out += out.empty() ? t : (t.rfind('-', 0) == 0 ? " - " + t.substr(1) : " + " + t);
+            }
+            return out;
+        }
+        if (name == "Mul") {
+            for (const auto& a : args) {
+                const bool sum =
+                    a.find(" + ") != std::string::npos || a.find(" - ") != std::string::npos;
+                out += (out.empty() ? "" : "*") + (sum ? "(" + a + ")" : a);
+            }
+            return out == "-1" ? out : (out.rfind("-1*", 0) == 0 ? "-" + out.substr(3) : out);
+        }
+        if (name == "FloorDiv" && args.size() == 2) {
+            return "((" + args[0] + ")//" + args[1] + ")";
+        }
+        for (const auto& a : args) {
+            out += (out.empty() ? "" : ", ") + a;
+        }
+        return name + "(" + out + ")";
+    }
+
+    const std::string& text_;
+    size_t pos_ = 0;
+    bool failed_ = false;
+};
+
+std::string symIntText(const json& value) {
+    const auto [kind, inner] = unionOf(value);
+    if (kind == "as_int" && inner) {
+        return numberText(*inner);
+    }
+    if (kind == "as_expr" && inner) {
+        return SympyText(stringOf(member(*inner, "expr_str"))).read();
+    }
+    if (kind == "as_name" && inner) {
+        return stringOf(*inner);
+    }
+    return "?";
+}
+
+Pt2TensorMeta tensorMeta(const json& meta) {
+    Pt2TensorMeta out;
+    const json& dtype = member(meta, "dtype");
+    const auto names = dtypeNames(dtype.is_number_integer() ? dtype.get<int>() : 0);
+    out.dtype = names.first;
+    out.shortDtype = names.second;
+    const json& sizes = member(meta, "sizes");
+    if (sizes.is_array()) {
+        for (const json& size : sizes) {
+            out.sizes.push_back(symIntText(size));
+        }
+    }
+    out.device = deviceText(member(meta, "device"));
+    out.requiresGrad =
+        member(meta, "requires_grad").is_boolean() && member(meta, "requires_grad").get<bool>();
+    return out;
+}
+
+const char* memoryFormatName(int code) {
+    switch (code) {
+    case 1:
+        return "torch.contiguous_format";
+    case 2:
+        return "torch.channels_last";
+    case 3:
+        return "torch.channels_last_3d";
+    case 4:
+        return "torch.preserve_format";
+    default:
+        return "None";
+    }
+}
+
+const char* layoutName(int code) {
+    switch (code) {
+    case 1:
+        return "torch.sparse_coo";
+    case 2:
+        return "torch.sparse_csr";
+    case 3:
+        return "torch.sparse_csc";
+    case 4:
+        return "torch.sparse_bsr";
+    case 5:
+        return "torch.sparse_bsc";
+    case 6:
+        return "torch._mkldnn";
+    case 7:
+        return "torch.strided";
+    default:
+        return "None";
+    }
+}
+
+std::string tensorName(const json& value) {
+    return stringOf(member(value, "name"));
+}
+
+std::string optionalTensorText(const json& value) {
+    const auto [kind, inner] = unionOf(value);
+    return kind == "as_tensor" && inner ? tensorName(*inner) : std::string("None");
+}
+
+std::string symText(const json& value) {
+    const auto [kind, inner] = unionOf(value);
+    if (!inner) {
+        return "?";
+    }
+    if (kind == "as_name") {
+        return stringOf(*inner);
+    }
+    if (kind == "as_bool") {
+        return inner->is_boolean() && inner->get<bool>() ? "True" : "False";
+    }
+    return numberText(*inner);
+}
+
+// An argument's value as the graph printout writes it.
+std::string argumentText(const json& argument, int depth) {
+    const auto [kind, inner] = unionOf(argument);
+    if (!inner || depth > 64) {
+        return "?";
+    }
+    const json& v = *inner;
+    const auto boolText = [](const json& b) {
+        return b.is_boolean() && b.get<bool>() ? std::string("True") : std::string("False");
+    };
+    if (kind == "as_none") {
+        return "None";
+    }
+    if (kind == "as_tensor" || kind == "as_sym_int" || kind == "as_sym_float" ||
+        kind == "as_sym_bool") {
+        return kind == "as_tensor" ? tensorName(v) : symText(v);
+    }
+    if (kind == "as_tensors") {
+        return listText(v, tensorName);
+    }
+    if (kind == "as_int" || kind == "as_float") {
+        return numberText(v);
+    }
+    if (kind == "as_ints" || kind == "as_floats") {
+        return listText(v, numberText);
+    }
+    if (kind == "as_bool") {
+        return boolText(v);
+    }
+    if (kind == "as_bools") {
+        return listText(v, boolText);
+    }
+    if (kind == "as_string") {
+        return pythonString(stringOf(v));
+    }
+    if (kind == "as_strings") {
+        return listText(v, [](const json& s) { return pythonString(stringOf(s)); });
+    }
+    if (kind == "as_sym_ints" || kind == "as_sym_floats" || kind == "as_sym_bools") {
+        return listText(v, symText);
+    }
+    if (kind == "as_scalar_type") {
+        return "torch." + dtypeNames(v.is_number_integer() ? v.get<int>() : 0).first;
+    }
+    if (kind == "as_memory_format") {
+        return memoryFormatName(v.is_number_integer() ? v.get<int>() : 0);
+    }
+    if (kind == "as_layout") {
+        return layoutName(v.is_number_integer() ? v.get<int>() : 0);
+    }
+    if (kind == "as_device") {
+        const json& index = member(v, "index");
+        return "device(type=" + pythonString(stringOf(member(v, "type"))) +
+               (index.is_number_integer() ? ", index=" + std::to_string(index.get<int64_t>())
+                                          : std::string()) +
+               ")";
+    }
+    if (kind == "as_optional_tensors") {
+        return listText(v, optionalTensorText);
+    }
+    if (kind == "as_optional_tensor") {
+        return optionalTensorText(argument);
+    }
+    if (kind == "as_graph" || kind == "as_custom_obj") {
+        return stringOf(member(v, "name"));
+    }
+    if (kind == "as_operator") {
+        return stringOf(v);
+    }
+    if (kind == "as_int_lists" || kind == "as_float_lists") {
+        return listText(v, [](const json& l) { return listText(l, numberText); });
+    }
+    if (kind == "as_nested_tensors") {
+        return listText(v, [](const json& l) { return listText(l, tensorName); });
+    }
+    if (kind == "as_complex") {
+        return "(" + numberText(member(v, "real")) + "+" + numberText(member(v, "imag")) + "j)";
+    }
+    if (kind == "as_string_to_argument" && v.is_object()) {
+        std::string out = "{";
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            out += (out.size() > 1 ? ", " : "") + pythonString(it.key()) + ": " +
+                   argumentText(it.value(), depth + 1);
+        }
+        return out + "}";
+    }
+    return "<" + kind + ">";
+}
+
+// "key,path,type;key,path,type": commas inside brackets belong to the path.
+std::vector<Pt2ModuleFrame> moduleStack(const std::string& text) {
+    std::vector<Pt2ModuleFrame> frames;
+    size_t start = 0;
+    while (start <= text.size() && !text.empty()) {
+        const size_t end = std::min(text.find(';', start), text.size());
+        const std::string item = text.substr(start, end - start);
+        std::vector<std::string> parts;
+        int nesting = 0;
+        size_t from = 0;
+        for (size_t i = 0; i < item.size(); ++i) {
+            const char c = item[i];
+            nesting += (c == '[' || c == '(') ? 1 : (c == ']' || c == ')') ? -1 : 0;
+            if (c == ',' && nesting == 0) {
+                parts.push_back(item.substr(from, i - from));
+                from = i + 1;
+            }
+        }
+        parts.push_back(item.substr(from));
+        if (parts.size() == 3) {
+            frames.push_back({parts[0], parts[1], parts[2]});
+        }
+        start = end + 1;
+    }
+    return frames;
+}
+
+const char* inputKind(const std::string& kind) {
+    if (kind == "user_input")
+        return "USER_INPUT";
+    if (kind == "parameter")
+        return "PARAMETER";
+    if (kind == "buffer")
+        return "BUFFER";
+    if (kind == "tensor_constant")
+        return "CONSTANT_TENSOR";
+    if (kind == "custom_obj")
+        return "CUSTOM_OBJ";
+    if (kind == "token")
+        return "TOKEN";
+    if (kind == "constant_input")
+        return "USER_INPUT";
+    return nullptr;
+}
+
+const char* outputKind(const std::string& kind) {
+    if (kind == "user_output")
+        return "USER_OUTPUT";
+    if (kind == "loss_output")
+        return "LOSS_OUTPUT";
+    if (kind == "buffer_mutation")
+        return "BUFFER_MUTATION";
+    if (kind == "gradient_to_parameter")
+        return "GRADIENT_TO_PARAMETER";
+    if (kind == "gradient_to_user_input")
+        return "GRADIENT_TO_USER_INPUT";
+    if (kind == "user_input_mutation")
+        return "USER_INPUT_MUTATION";
+    if (kind == "token")
+        return "TOKEN";
+    if (kind == "parameter_mutation")
+        return "PARAMETER_MUTATION";
+    return nullptr;
+}
+
+// The value a signature entry names: arg.name, or arg.as_tensor.name (a user value).
+std::string specValue(const json& spec) {
+    const json& arg = member(spec, "arg");
+    if (const std::string name = stringOf(member(arg, "name")); !name.empty()) {
+        return name;
+    }
+    const auto [kind, inner] = unionOf(arg);
+    if (inner) {
+        if (kind == "as_constant") {
+            return "constant";
+        }
+        const std::string name = stringOf(member(*inner, "name"));
+        return name.empty() ? argumentText(arg, 0) : name;
+    }
+    return stringOf(member(spec, "name"));
+}
+
+std::string specTarget(const json& spec) {
+    for (const char* key : {"parameter_name", "buffer_name", "tensor_constant_name",
+                            "custom_obj_name", "user_input_name"}) {
+        if (const std::string target = stringOf(member(spec, key)); !target.empty()) {
+            return target;
+        }
+    }
+    return {};
+}
+
+void readSignature(const json& signature, Pt2Model& model) {
+    for (const json& spec : member(signature, "input_specs")) {
+        const auto [kind, inner] = unionOf(spec);
+        if (!inner) {
+            continue;
+        }
+        const char* name = inputKind(kind);
+        Pt2SignatureEntry entry{name ? name : kind, specValue(*inner), specTarget(*inner), true};
+        if (member(*inner, "persistent").is_boolean()) {
+            entry.persistent = member(*inner, "persistent").get<bool>();
+        }
+        model.inputs.push_back(std::move(entry));
+    }
+    for (const json& spec : member(signature, "output_specs")) {
+        const auto [kind, inner] = unionOf(spec);
+        if (!inner) {
+            continue;
+        }
+        const char* name = outputKind(kind);
+        model.outputs.push_back({name ? name : kind, specValue(*inner), specTarget(*inner), true});
+    }
+}
+
+void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
+    const json& tensors = member(graph, "tensor_values");
+    if (tensors.is_object()) {
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            model.tensors.emplace(it.key(), tensorMeta(it.value()));
+        }
+    }
+    for (const json& input : member(graph, "inputs")) {
+        model.graphInputs.push_back(argumentText(input, 0));
+    }
+    for (const json& output : member(graph, "outputs")) {
+        model.graphOutputs.push_back(argumentText(output, 0));
+    }
+    const json& nodes = member(graph, "nodes");
+    if (!nodes.is_array()) {
+        model.notes.push_back("its graph has no nodes list");
+        return;
+    }
+    if (nodes.size() > limits.maxNodes) {
+        model.notes.push_back("its graph has " + std::to_string(nodes.size()) +
+                              " nodes: only the first " + std::to_string(limits.maxNodes) +
+                              " are read");
+    }
+    for (size_t i = 0; i < nodes.size() && i < limits.maxNodes; ++i) {
+        const json& n = nodes[i];
+        Pt2Node node;
+        node.target = stringOf(member(n, "target"));
+        for (const json& input : member(n, "inputs")) {
+            const json& kind = member(input, "kind");
+            node.inputs.push_back({stringOf(member(input, "name")),
+                                   argumentText(member(input, "arg"), 0),
+                                   kind.is_number_integer() && kind.get<int>() == 2});
+        }
+        for (const json& output : member(n, "outputs")) {
+            const auto [kind, inner] = unionOf(output);
+            std::string name;
+            if (inner && (kind == "as_tensor" || kind == "as_sym_int" || kind == "as_sym_float" ||
+                          kind == "as_sym_bool")) {
+                name = kind == "as_tensor" ? tensorName(*inner) : symText(*inner);
+            } else if (inner && kind == "as_tensors") {
+                for (const json& t : *inner) {
+                    node.outputs.push_back(tensorName(t));
+                }
+                continue;
+            }
+            node.outputs.push_back(name);
+        }
+        node.name = stringOf(member(n, "name"));
+        if (node.name.empty() && !node.outputs.empty()) {
+            node.name = node.outputs.front();
+        }
+        const json& metadata = member(n, "metadata");
+        node.moduleStack = moduleStack(stringOf(member(metadata, "nn_module_stack")));
+        node.stackTrace = stringOf(member(metadata, "stack_trace"));
+        model.nodes.push_back(std::move(node));
+    }
+}
+
+void readRangeConstraints(const json& constraints, Pt2Model& model) {
+    if (!constraints.is_object()) {
+        return;
+    }
+    for (auto it = constraints.begin(); it != constraints.end(); ++it) {
+        const auto bound = [](const json& value) {
+            return value.is_number() ? numberText(value) : std::string("int_oo");
+        };
+        model.rangeConstraints[it.key()] = "VR[" + bound(member(it.value(), "min_val")) + ", " +
+                                           bound(member(it.value(), "max_val")) + "]";
+    }
+}
+
+// The exported program's JSON (a model of the archive, or the early layout's one program).
+void readProgram(const json& program, const Pt2Limits& limits, Pt2Model& model) {
+    const json& graphModule = member(program, "graph_module");
+    readGraph(member(graphModule, "graph"), limits, model);
+    readSignature(member(graphModule, "signature"), model);
+    readRangeConstraints(member(program, "range_constraints"), model);
+    model.torchVersion = stringOf(member(program, "torch_version"));
+}
+
+void schemaOf(const json& program, Pt2Archive& archive) {
+    const json& version = member(program, "schema_version");
+    if (member(version, "major").is_number_integer()) {
+        archive.schemaMajor = member(version, "major").get<int>();
+        archive.schemaMinor =
+            member(version, "minor").is_number_integer() ? member(version, "minor").get<int>() : 0;
+    }
+}
+
+// A weights or constants config: name -> {path_name, tensor_meta, is_param}.
+std::vector<Pt2Weight> readConfig(const json& config, const ZipReader& zip, const std::string& dir,
+                                  std::vector<std::string>& notes) {
+    std::vector<Pt2Weight> out;
+    const json& entries = member(config, "config");
+    if (!entries.is_object()) {
+        return out;
+    }
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+        Pt2Weight weight;
+        weight.name = it.key();
+        weight.meta = tensorMeta(member(it.value(), "tensor_meta"));
+        weight.parameter = member(it.value(), "is_param").is_boolean() &&
+                           member(it.value(), "is_param").get<bool>();
+        const std::string file = stringOf(member(it.value(), "path_name"));
+        // A plain file name in the config's folder: a path that climbs out, or names a record
+        // that is not there, is refused.
+        if (file.empty() || file.find('/') != std::string::npos ||
+            file.find('\\') != std::string::npos || file == "." || file == "..") {
+            notes.push_back("'" + weight.name + "' names '" + file +
+                            "', which is not a file of the archive's " + dir + " folder");
+        } else if (const ArchiveRecord* record = zip.find(dir + file)) {
+            weight.record = record->name;
+            weight.bytes = record->size;
+        } else {
+            notes.push_back("'" + weight.name + "' is in " + dir + file +
+                            ", which the archive does not hold");
+        }
+        out.push_back(std::move(weight));
+    }
+    return out;
+}
+
+std::optional<json> readJson(const ZipReader& zip, const std::string& name, const Pt2Limits& limits,
+                             std::vector<std::string>& notes) {
+    const ArchiveRecord* record = zip.find(name);
+    if (!record) {
+        return std::nullopt;
+    }
+    if (record->size > limits.maxJsonBytes) {
+        notes.push_back(name + " is " + std::to_string(record->size) +
+                        " bytes, more than the reader takes");
+        return std::nullopt;
+    }
+    const auto text = zip.read(*record, limits.maxJsonBytes);
+    if (!text) {
+        notes.push_back(name + " cannot be read (compressed, or outside the file)");
+        return std::nullopt;
+    }
+    std::string why;
+    auto parsed = parseBounded(*text, limits.maxDepth, why);
+    if (!parsed) {
+        notes.push_back(name + ": " + why);
+    }
+    return parsed;
+}
+
+// The records' top folder, when they all share one.
+std::string rootOf(const ZipReader& zip) {
+    std::string root;
+    for (const auto& record : zip.records()) {
+        const auto slash = record.name.find('/');
+        const std::string top =
+            slash == std::string::npos ? std::string() : record.name.substr(0, slash);
+        if (top.empty()) {
+            return {};
+        }
+        if (root.empty()) {
+            root = top;
+        } else if (root != top) {
+            return {};
+        }
+    }
+    return root;
+}
+
+std::string readSmall(const ZipReader& zip, const std::string& name) {
+    const ArchiveRecord* record = zip.find(name);
+    const auto text = record ? zip.read(*record, 256) : std::nullopt;
+    std::string out = text.value_or("");
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) {
+        out.pop_back();
+    }
+    return out;
+}
+
+bool startsWith(const std::string& text, const std::string& prefix) {
+    return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void checkSchema(Pt2Archive& archive) {
+    if (archive.schemaMajor > kPt2SchemaMajor ||
+        (archive.schemaMajor == kPt2SchemaMajor && archive.schemaMinor > kPt2SchemaMinor)) {
+        archive.notes.push_back(
+            "written with export schema " + std::to_string(archive.schemaMajor) + "." +
+            std::to_string(archive.schemaMinor) + ", newer than the " +
+            std::to_string(kPt2SchemaMajor) + "." + std::to_string(kPt2SchemaMinor) +
+            " this reader knows: what it shows may be incomplete");
+    }
+}
+
+} // namespace
+
+std::string Pt2TensorMeta::text() const {
+    std::string out = shortDtype + "[";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        out += (i ? ", " : "") + sizes[i];
+    }
+    return out + "]";
+}
+
+std::vector<std::string> signatureLines(const Pt2Model& model) {
+    std::vector<std::string> lines{"# inputs"};
+    const auto line = [](const Pt2SignatureEntry& e) {
+        std::string text = e.name + ": " + e.kind;
+        if (!e.target.empty()) {
+            text += " target=" + pythonString(e.target);
+        }
+        if (e.kind == "BUFFER") {
+            text += e.persistent ? " persistent=True" : " persistent=False";
+        }
+        return text;
+    };
+    for (const auto& entry : model.inputs) {
+        lines.push_back(line(entry));
+    }
+    lines.emplace_back();
+    lines.emplace_back("# outputs");
+    for (const auto& entry : model.outputs) {
+        lines.push_back(line(entry));
+    }
+    return lines;
+}
+
+bool isPt2Archive(const ZipReader& zip) {
+    if (!zip.ok()) {
+        return false;
+    }
+    const std::string root = rootOf(zip);
+    const std::string prefix = root.empty() ? std::string() : root + "/";
+    if (const std::string format = readSmall(zip, prefix + "archive_format");
+        startsWith(format, "pt2")) {
+        return true;
+    }
+    return zip.find("serialized_exported_program.json") != nullptr ||
+           zip.find(prefix + "serialized_exported_program.json") != nullptr;
+}
+
+Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits) {
+    Pt2Archive archive;
+    if (!zip.ok()) {
+        archive.error = zip.error();
+        return archive;
+    }
+    archive.root = rootOf(zip);
+    const std::string prefix = archive.root.empty() ? std::string() : archive.root + "/";
+    const bool modern = startsWith(readSmall(zip, prefix + "archive_format"), "pt2");
+    if (!modern) {
+        // The early layout: one program, its version as "major.minor".
+        std::string base = zip.find("serialized_exported_program.json") ? "" : prefix;
+        const auto program =
+            readJson(zip, base + "serialized_exported_program.json", limits, archive.notes);
+        if (!zip.find(base + "serialized_exported_program.json")) {
+            archive.error = "not a torch.export archive: no archive_format record and no "
+                            "serialized_exported_program.json";
+            return archive;
+        }
+        archive.layout = "serialized_exported_program (PyTorch 2.1 to 2.7)";
+        archive.root = base.empty() ? "" : archive.root;
+        const std::string version = readSmall(zip, base + "version");
+        archive.archiveVersion = version;
+        if (const auto dot = version.find('.'); dot != std::string::npos) {
+            archive.schemaMajor = std::atoi(version.substr(0, dot).c_str());
+            archive.schemaMinor = std::atoi(version.substr(dot + 1).c_str());
+        }
+        if (!program) {
+            archive.error =
+                archive.notes.empty() ? "its program does not read" : archive.notes.back();
+            return archive;
+        }
+        Pt2Model model;
+        model.name = "model";
+        readProgram(*program, limits, model);
+        if (archive.schemaMajor < 0) {
+            schemaOf(*program, archive);
+        }
+        model.sampleInputs = zip.find(base + "serialized_example_inputs.pt") != nullptr;
+        for (const char* part : {"serialized_state_dict.pt", "serialized_constants.pt"}) {
+            if (!zip.find(base + part)) {
+                model.notes.push_back(std::string("it has no ") + part);
+            }
+        }
+        archive.models.push_back(std::move(model));
+        for (const auto& record : zip.records()) {
+            if (startsWith(record.name, base + "extra_files/")) {
+                archive.extraFiles.push_back(record.name.substr(base.size() + 12));
+            }
+        }
+        checkSchema(archive);
+        archive.ok = true;
+        return archive;
+    }
+    archive.layout = "pt2 archive (PyTorch 2.8 and later)";
+    archive.archiveVersion = readSmall(zip, prefix + "archive_version");
+    std::vector<std::string> modelNames;
+    for (const auto& record : zip.records()) {
+        const std::string& name = record.name;
+        if (startsWith(name, prefix + "models/") && endsWith(name, ".json")) {
+            const std::string model =
+                name.substr(prefix.size() + 7, name.size() - prefix.size() - 12);
+            if (!model.empty() && model.find('/') == std::string::npos) {
+                modelNames.push_back(model);
+            }
+        } else if (startsWith(name, prefix + "data/aotinductor/")) {
+            archive.aotInductorFiles.push_back(name.substr(prefix.size()));
+        } else if (startsWith(name, prefix + "extra/")) {
+            archive.extraFiles.push_back(name.substr(prefix.size() + 6));
+        }
+    }
+    std::sort(modelNames.begin(), modelNames.end());
+    for (const std::string& name : modelNames) {
+        Pt2Model model;
+        model.name = name;
+        const auto program =
+            readJson(zip, prefix + "models/" + name + ".json", limits, model.notes);
+        if (program) {
+            readProgram(*program, limits, model);
+            if (archive.schemaMajor < 0) {
+                schemaOf(*program, archive);
+            }
+        }
+        if (const auto weights =
+                readJson(zip, prefix + "data/weights/" + name + "_weights_config.json", limits,
+                         model.notes)) {
+            model.weights = readConfig(*weights, zip, prefix + "data/weights/", model.notes);
+        }
+        if (const auto constants =
+                readJson(zip, prefix + "data/constants/" + name + "_constants_config.json", limits,
+                         model.notes)) {
+            model.constants = readConfig(*constants, zip, prefix + "data/constants/", model.notes);
+        }
+        model.sampleInputs = zip.find(prefix + "data/sample_inputs/" + name + ".pt") != nullptr;
+        archive.models.push_back(std::move(model));
+    }
+    if (archive.models.empty() && archive.aotInductorFiles.empty()) {
+        archive.notes.push_back("it holds no models/<name>.json and no compiled model");
+    }
+    checkSchema(archive);
+    archive.ok = true;
+    return archive;
+}
+
+} // namespace scriptscope

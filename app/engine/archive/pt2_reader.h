@@ -1,0 +1,122 @@
+// torch.export archives (.pt2, written by torch.export.save and by AOTInductor's
+// aoti_compile_and_package) read without LibTorch and without running anything: the schema
+// version, the graph signature, the nodes with their targets, arguments, tensor metadata and
+// module stacks, the weights and constants configs, and the archive's other parts.
+//
+// Two layouts: PyTorch 2.8 and later write `<root>/archive_format` ("pt2"), `archive_version`,
+// `models/<name>.json`, `data/weights/<name>_weights_config.json`,
+// `data/constants/<name>_constants_config.json`, `data/sample_inputs/<name>.pt` and optionally
+// `data/aotinductor/`; earlier releases wrote `serialized_exported_program.json`,
+// `serialized_state_dict.pt`, `serialized_constants.pt` and `version` ("major.minor").
+//
+// Like the zip and pickle readers it trusts nothing: every JSON text is bounded in size and
+// nesting, every reference into the archive is checked against its records, and what cannot be
+// read is a note, never a crash.
+#pragma once
+
+#include "zip_reader.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+// The serialization schema this reader was written against (torch/_export/serde/schema.py):
+// an archive with a newer major version is shown as far as it reads, with a note.
+constexpr int kPt2SchemaMajor = 8;
+constexpr int kPt2SchemaMinor = 20;
+
+struct Pt2TensorMeta {
+    std::string dtype;              // as Python prints it: "float32"
+    std::string shortDtype;         // as print(exported_program) annotates it: "f32"
+    std::vector<std::string> sizes; // "3", or a symbol's expression ("s0")
+    std::string device;             // "cpu", "cuda:0"
+    bool requiresGrad = false;
+    // "f32[1, 3, 224, 224]", as the graph printout's annotations
+    std::string text() const;
+};
+
+struct Pt2ModuleFrame {
+    std::string key;  // "L__self___layer1_0"
+    std::string path; // "layer1.0"
+    std::string type; // "torchvision.models.resnet.BasicBlock"
+};
+
+struct Pt2Argument {
+    std::string name; // the schema's argument name ("input", "weight")
+    std::string text; // its value as Python prints it in the graph ("x", "[1, 1]", "None")
+    bool keyword = false;
+};
+
+struct Pt2Node {
+    std::string name;   // the first output's name ("conv2d")
+    std::string target; // "torch.ops.aten.conv2d.default"
+    std::vector<Pt2Argument> inputs;
+    std::vector<std::string> outputs;        // value names, "" for an output that is not a value
+    std::vector<Pt2ModuleFrame> moduleStack; // outermost first (the model itself first)
+    std::string stackTrace;
+};
+
+// One input or output of the graph signature, as print(exported_program) lists it.
+struct Pt2SignatureEntry {
+    std::string kind;   // "PARAMETER", "BUFFER", "CONSTANT_TENSOR", "USER_INPUT", "USER_OUTPUT",
+                        // "BUFFER_MUTATION", "USER_INPUT_MUTATION", ...
+    std::string name;   // the graph's value ("p_conv_weight")
+    std::string target; // the state dict's name ("conv.weight"), empty for user values
+    bool persistent = true; // buffers
+};
+
+struct Pt2Weight {
+    std::string name;   // the state dict's name
+    std::string record; // the archive record holding it, "" when it cannot be found
+    Pt2TensorMeta meta;
+    bool parameter = false;
+    uint64_t bytes = 0; // the record's size
+};
+
+struct Pt2Model {
+    std::string name; // "model"
+    std::string torchVersion;
+    std::vector<Pt2SignatureEntry> inputs, outputs;
+    std::vector<Pt2Node> nodes;
+    std::map<std::string, Pt2TensorMeta> tensors;        // value name -> metadata
+    std::vector<std::string> graphInputs;                // the graph's placeholders, in order
+    std::vector<std::string> graphOutputs;               // what the graph returns
+    std::map<std::string, std::string> rangeConstraints; // symbol -> "VR[2, 64]"
+    std::vector<Pt2Weight> weights, constants;
+    bool sampleInputs = false;
+    std::vector<std::string> notes; // parts that did not read, and why
+};
+
+struct Pt2Archive {
+    bool ok = false;    // the archive is a .pt2 and its models were read (perhaps in part)
+    std::string error;  // why not, when !ok
+    std::string layout; // "pt2 (PyTorch 2.8 and later)" or "serialized_exported_program"
+    std::string root;   // the records' top folder ("" for the early layout)
+    std::string archiveVersion;
+    int schemaMajor = -1, schemaMinor = -1;
+    std::vector<Pt2Model> models;
+    std::vector<std::string> aotInductorFiles; // under data/aotinductor/: a compiled model
+    std::vector<std::string> extraFiles;
+    std::vector<std::string> notes; // the schema is newer, parts did not read, ...
+};
+
+// What the reader accepts: JSON texts up to maxJsonBytes, nested up to maxDepth, at most
+// maxNodes nodes per graph.
+struct Pt2Limits {
+    uint64_t maxJsonBytes = 256ull << 20;
+    int maxDepth = 256;
+    size_t maxNodes = 2'000'000;
+};
+
+// The graph signature as print(exported_program.graph_signature) lists it: "# inputs",
+// "p_conv_weight: PARAMETER target='conv.weight'", ..., "", "# outputs", "linear: USER_OUTPUT".
+std::vector<std::string> signatureLines(const Pt2Model& model);
+
+// True when the zip is a .pt2 of either layout.
+bool isPt2Archive(const ZipReader& zip);
+Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits = {});
+
+} // namespace scriptscope
