@@ -1,11 +1,11 @@
 #include "pt2_reader.h"
 
+#include "format.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -67,49 +67,6 @@ std::pair<std::string, const json*> unionOf(const json& value) {
     return {std::string(), nullptr};
 }
 
-// Python's repr() of a float: the shortest digits that read back, positional from 1e-4 to 1e16,
-// scientific outside, always with a point or an exponent.
-std::string pythonFloat(double value) {
-    if (std::isnan(value)) {
-        return "nan";
-    }
-    if (std::isinf(value)) {
-        return value > 0 ? "inf" : "-inf";
-    }
-    char buffer[64];
-    const auto done =
-        std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
-    std::string sci(buffer, done.ptr);
-    const auto e = sci.find('e');
-    const int exponent = std::stoi(sci.substr(e + 1));
-    std::string digits;
-    bool negative = false;
-    for (const char c : sci.substr(0, e)) {
-        if (c == '-') {
-            negative = true;
-        } else if (c != '.') {
-            digits += c;
-        }
-    }
-    std::string out;
-    if (exponent >= -4 && exponent < 16) {
-        if (exponent < 0) {
-            out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
-        } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
-            out =
-                digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') + ".0";
-        } else {
-            out = digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
-                  digits.substr(static_cast<size_t>(exponent) + 1);
-        }
-    } else {
-        out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
-              (exponent < 0 ? "-" : "+") + (std::abs(exponent) < 10 ? "0" : "") +
-              std::to_string(std::abs(exponent));
-    }
-    return (negative ? "-" : "") + out;
-}
-
 std::string pythonString(const std::string& text) {
     const bool single = text.find('\'') == std::string::npos || text.find('"') != std::string::npos;
     const char quote = single ? '\'' : '"';
@@ -134,7 +91,7 @@ std::string numberText(const json& value) {
         return std::to_string(value.get<int64_t>());
     }
     if (value.is_number_float()) {
-        return pythonFloat(value.get<double>());
+        return formatPythonFloat(value.get<double>());
     }
     if (value.is_string()) { // NaN and infinities are written as strings
         return stringOf(value) == "NaN"         ? "nan"

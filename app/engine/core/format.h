@@ -13,6 +13,10 @@ std::string formatBytes(uint64_t bytes);
 // "3,440,060": a count with thousands separators.
 std::string formatCount(int64_t n);
 
+// A float as Python's repr() writes it: the shortest digits that read back, positional from 1e-4
+// to 1e16 ("0.0001", "100000.0"), scientific outside ("1e-05", "1e+16"), "nan", "inf".
+std::string formatPythonFloat(double value);
+
 // "[1, 3, 224, 224]": a tensor's shape as PyTorch prints a list of sizes.
 std::string formatShape(const std::vector<int64_t>& shape);
 

@@ -3,6 +3,8 @@
 #include "model_info.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +97,49 @@ std::string formatCount(int64_t n) {
         digits.insert(static_cast<size_t>(i), ",");
     }
     return digits;
+}
+
+// Python's repr() of a float: the shortest digits that read back, positional from 1e-4 to 1e16,
+// scientific outside, always with a point or an exponent.
+std::string formatPythonFloat(double value) {
+    if (std::isnan(value)) {
+        return "nan";
+    }
+    if (std::isinf(value)) {
+        return value > 0 ? "inf" : "-inf";
+    }
+    char buffer[64];
+    const auto done =
+        std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+    std::string sci(buffer, done.ptr);
+    const auto e = sci.find('e');
+    const int exponent = std::stoi(sci.substr(e + 1));
+    std::string digits;
+    bool negative = false;
+    for (const char c : sci.substr(0, e)) {
+        if (c == '-') {
+            negative = true;
+        } else if (c != '.') {
+            digits += c;
+        }
+    }
+    std::string out;
+    if (exponent >= -4 && exponent < 16) {
+        if (exponent < 0) {
+            out = "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+        } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
+            out =
+                digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+        } else {
+            out = digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
+                  digits.substr(static_cast<size_t>(exponent) + 1);
+        }
+    } else {
+        out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
+              (exponent < 0 ? "-" : "+") + (std::abs(exponent) < 10 ? "0" : "") +
+              std::to_string(std::abs(exponent));
+    }
+    return (negative ? "-" : "") + out;
 }
 
 std::string formatShape(const std::vector<int64_t>& shape) {

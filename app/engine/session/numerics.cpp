@@ -1,10 +1,10 @@
 // Where numbers go wrong: every value one run computes (the probe, probe.h), its first NaN or Inf,
 // and a second run or another model compared value by value.
 #include "engine.h"
-#include "probe.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
+#include "value_probe.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 

@@ -2,10 +2,10 @@
 // what each changed, the copy timed and compared with the original, output by output and module by
 // module, and the copy saved only once it loads and runs.
 #include "engine.h"
-#include "probe.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
+#include "value_probe.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>

@@ -1,6 +1,7 @@
 #include "torch_values.h"
 
 #include "engine.h"
+#include "format.h"
 #include "matrix_io.h"
 #include "pickle_value.h"
 #include "zip_reader.h"
@@ -16,8 +17,6 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -31,22 +30,6 @@ namespace {
 
 Error inputError(const std::string& message) {
     return Error{ErrorKind::Input, message};
-}
-
-std::string shortestDouble(double value) {
-    if (std::isnan(value)) {
-        return "nan";
-    }
-    if (std::isinf(value)) {
-        return value > 0 ? "inf" : "-inf";
-    }
-    char buffer[64];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-    std::string text(buffer, result.ptr);
-    if (text.find_first_of(".eEn") == std::string::npos) {
-        text += ".0"; // Python prints floats with a point
-    }
-    return text;
 }
 
 Expected<torch::Tensor> imageTensor(const InputSpec& spec, const ImageFrame* frame) {
@@ -678,7 +661,7 @@ OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_
         out.text = std::to_string(value.toInt());
     } else if (value.isDouble()) {
         out.kind = OutputValue::Kind::Float;
-        out.text = shortestDouble(value.toDouble());
+        out.text = formatPythonFloat(value.toDouble());
     } else if (value.isBool()) {
         out.kind = OutputValue::Kind::Bool;
         out.text = value.toBool() ? "True" : "False";
@@ -761,7 +744,7 @@ std::string previewValue(const c10::IValue& value, size_t maxLength) {
     } else if (value.isInt()) {
         text = std::to_string(value.toInt());
     } else if (value.isDouble()) {
-        text = shortestDouble(value.toDouble());
+        text = formatPythonFloat(value.toDouble());
     } else if (value.isString()) {
         text = "'" + value.toStringRef() + "'";
     } else if (value.isList() || value.isTuple()) {

@@ -1,7 +1,7 @@
 // The probe: an operator after every node of a copy of a method's inlined graph that takes the
 // statistics of each value the run computes (and keeps, compares or pins it), for the activation
 // inspector, the pass explorer and the archive comparison.
-#include "probe.h"
+#include "value_probe.h"
 #include "graph_builder.h"
 #include "session_internal.h"
 #include "stats.h"
