@@ -12,10 +12,12 @@
 #include <opencv2/imgproc.hpp>
 
 #include <QAction>
+#include <QBoxLayout>
 #include <QCborValue>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -100,15 +102,24 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultBar->addSeparator();
     resultBar->addWidget(new QLabel(tr("Task "), resultPage));
     resultBar->addWidget(task_);
-    // A second row, so that both fit the Result pane of a 1280 px window: the names, and the
-    // score slider while the result is a detection's.
-    auto* namesBar = new QToolBar(resultPage);
+    // A second row, so that the Result pane of a 1280 px window holds them all: the names, and the
+    // score slider while the result is a detection's, side by side or (a narrow pane, as at
+    // QT_SCALE_FACTOR=2) one above the other, never hidden in a » menu.
+    namesBar_ = new QToolBar(resultPage);
     labelPicker_ = new LabelPicker(resultPage);
-    namesBar->addWidget(new QLabel(tr("Names "), resultPage));
-    namesBar->addWidget(labelPicker_);
-    scoreActions_ = {namesBar->addSeparator(),
-                     namesBar->addWidget(new QLabel(tr("Score \u2265 "), resultPage)),
-                     namesBar->addWidget(threshold_), namesBar->addWidget(thresholdText_)};
+    namesBar_->addWidget(new QLabel(tr("Names "), resultPage));
+    namesBar_->addWidget(labelPicker_);
+    scoreBar_ = new QToolBar(resultPage);
+    scoreBar_->addWidget(new QLabel(tr("Score \u2265 "), resultPage));
+    scoreBar_->addWidget(threshold_);
+    scoreBar_->addWidget(thresholdText_);
+    scoreBar_->setVisible(false);
+    controlsRow_ = new QBoxLayout(QBoxLayout::LeftToRight);
+    controlsRow_->setSpacing(0);
+    controlsRow_->addWidget(namesBar_);
+    controlsRow_->addWidget(scoreBar_);
+    resultPage_ = resultPage;
+    resultPage->installEventFilter(this);
     taskSummary_ = new QLabel(resultPage);
     taskSummary_->setObjectName(QStringLiteral("taskSummary"));
     taskSummary_->setWordWrap(true);
@@ -116,7 +127,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     resultView_->setObjectName(QStringLiteral("resultView"));
     resultView_->setOverlayAtBottom(true);
     resultLayout->addWidget(resultBar);
-    resultLayout->addWidget(namesBar);
+    resultLayout->addLayout(controlsRow_);
     resultLayout->addWidget(taskSummary_);
     resultLayout->addWidget(resultView_, 1);
     connect(task_, &QComboBox::activated, this, [this]() {
@@ -234,8 +245,43 @@ OutputPanel::OutputPanel(QWidget* parent)
     addWidget(outputTree_);
     addWidget(outputPages_);
     setStretchFactor(1, 2);
+    outputTree_->setMinimumWidth(120);
 
     restoreKeptResult();
+}
+
+void OutputPanel::resizeEvent(QResizeEvent* event) {
+    QSplitter::resizeEvent(event);
+    shareWidth();
+}
+
+void OutputPanel::showEvent(QShowEvent* event) {
+    QSplitter::showEvent(event);
+    shareWidth();
+}
+
+void OutputPanel::shareWidth() {
+    // First shown: a third for the tree, two for the pages, whatever the tree's contents would
+    // like (its columns sized to their contents took most of a narrow window, as at
+    // QT_SCALE_FACTOR=2). Later the person's dragging stands.
+    if (!sized_ && width() > 0 && isVisible()) {
+        sized_ = true;
+        setSizes({width() / 3, width() - width() / 3});
+    }
+}
+
+bool OutputPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == resultPage_ && event->type() == QEvent::Resize) {
+        arrangeControls();
+    }
+    return QSplitter::eventFilter(watched, event);
+}
+
+void OutputPanel::arrangeControls() {
+    const int needed = namesBar_->sizeHint().width() + scoreBar_->sizeHint().width();
+    controlsRow_->setDirection(resultPage_->contentsRect().width() >= needed + 24
+                                   ? QBoxLayout::LeftToRight
+                                   : QBoxLayout::TopToBottom);
 }
 
 bool OutputPanel::loadLabels(const QString& path) {
@@ -344,9 +390,7 @@ void OutputPanel::showTask() {
         resultView_->setImage({});
         pageCorners_.clear();
         useCorners_->setEnabled(false);
-        for (QAction* action : scoreActions_) {
-            action->setVisible(false);
-        }
+        scoreBar_->setVisible(false);
         return;
     }
     TaskOptions options = labelPicker_->taskOptions();
@@ -354,9 +398,8 @@ void OutputPanel::showTask() {
     const TaskResult result = interpretOutput(last_->output, options);
     interpreted_ = result.kind != TaskKind::None;
     threshold_->setEnabled(result.kind == TaskKind::Detection);
-    for (QAction* action : scoreActions_) {
-        action->setVisible(result.kind == TaskKind::Detection);
-    }
+    scoreBar_->setVisible(result.kind == TaskKind::Detection);
+    arrangeControls();
     pageCorners_ =
         result.kind == TaskKind::Page ? result.corners : std::vector<std::pair<double, double>>();
     pageSize_ = QSize(result.pageWidth, result.pageHeight);

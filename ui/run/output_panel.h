@@ -24,6 +24,8 @@ class QTableView;
 class QTreeView;
 
 class QAction;
+class QBoxLayout;
+class QToolBar;
 
 namespace scriptscope {
 
@@ -85,6 +87,11 @@ public:
     QSize pageSize() const { return pageSize_; }
     QAction* useCornersAction() const { return useCorners_; }
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
 Q_SIGNALS:
     void problem(const QString& message);
     // "Use the model's corners": the warp editor takes them as its handles.
@@ -94,6 +101,8 @@ private:
     void showOutput(const QModelIndex& index);
     void restoreKeptResult();
     void showTask();
+    void arrangeControls();
+    void shareWidth();
     // The names of the chosen label set for a ranking over this many classes; the Top-k page says
     // which set they are.
     QStringList topKNames(size_t classes);
@@ -132,7 +141,13 @@ private:
     std::vector<std::pair<double, double>> pageCorners_;
     QSize pageSize_;
     QAction* useCorners_ = nullptr;
-    std::vector<QAction*> scoreActions_; // shown while the result is a detection's
+    // The Result page's second row: the names, and the score slider while the result is a
+    // detection's; side by side where they fit, else one above the other.
+    QWidget* resultPage_ = nullptr;
+    QToolBar* namesBar_ = nullptr;
+    QToolBar* scoreBar_ = nullptr;
+    QBoxLayout* controlsRow_ = nullptr;
+    bool sized_ = false; // the tree and the pages got their first shares
     QString inputImage_;
     cv::Mat inputFrame_;
     cv::Mat rendered_;
