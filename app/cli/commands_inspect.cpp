@@ -212,6 +212,9 @@ void printExported(const Pt2Archive& archive) {
         for (const auto& line : signatureLines(model)) {
             std::cout << (line.empty() ? "" : "    " + line) << "\n";
         }
+        if (!model.rangeConstraints.empty()) {
+            std::cout << "\n    # range constraints\n";
+        }
         for (const auto& [symbol, range] : model.rangeConstraints) {
             std::cout << "    " << symbol << ": " << range << "\n";
         }

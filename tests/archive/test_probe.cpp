@@ -85,7 +85,7 @@ private Q_SLOTS:
         QVERIFY2(exported.summary.find("torch.export archive (.pt2, export schema 8.20") !=
                          std::string::npos &&
                      exported.summary.find("'model': 5 operator calls, 6 parameters, 3 buffers, "
-                                           "1 inputs") != std::string::npos,
+                                           "1 input") != std::string::npos,
                  exported.summary.c_str());
         QVERIFY(exported.damage.empty() && exported.notes.empty());
         // The layout of PyTorch 2.1 to 2.7 has no top folder: named all the same.

@@ -292,10 +292,13 @@ void describeExportedProgram(ProbeResult& result, const Pt2Archive& archive) {
             buffers += input.kind == "BUFFER" ? 1 : 0;
             user += input.kind == "USER_INPUT" ? 1 : 0;
         }
+        const auto count = [](size_t n, const char* one, const char* many) {
+            return std::to_string(n) + " " + (n == 1 ? one : many);
+        };
         what += (what.empty() ? "" : "; ") + std::string("'") + model.name +
-                "': " + std::to_string(model.nodes.size()) + " operator calls, " +
-                std::to_string(parameters) + " parameters, " + std::to_string(buffers) +
-                " buffers, " + std::to_string(user) + " inputs";
+                "': " + count(model.nodes.size(), "operator call", "operator calls") + ", " +
+                count(parameters, "parameter", "parameters") + ", " +
+                count(buffers, "buffer", "buffers") + ", " + count(user, "input", "inputs");
     }
     result.summary =
         "a torch.export archive (.pt2" +
