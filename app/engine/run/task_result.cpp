@@ -188,15 +188,10 @@ const LabelSet* chooseLabels(const TaskOptions& options, const char* fallback, s
 } // namespace
 
 const LabelSet* scoreLabels(const TaskOptions& options, size_t classes) {
-    if (options.labels) {
-        return options.labels;
-    }
-    if (options.archiveLabels && !options.archiveLabels->names.empty()) {
-        return options.archiveLabels;
-    }
-    // A built-in set only when it has exactly this many classes.
-    const LabelSet* imagenet = builtinLabels("imagenet");
-    return imagenet->names.size() == classes ? imagenet : nullptr;
+    const LabelSet* labels = chooseLabels(options, "imagenet", classes);
+    // The built-in set only when it has exactly this many classes; a set given stands.
+    const bool builtin = labels && labels != options.labels && labels != options.archiveLabels;
+    return builtin && labels->names.size() != classes ? nullptr : labels;
 }
 
 namespace {
