@@ -5,10 +5,12 @@
 #include "options.h"
 
 #include <engine.h>
+#include <exported_program.h>
 #include <stats.h>
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace scriptscope::cli {
@@ -37,6 +39,20 @@ nlohmann::json outputJson(const OutputValue& v);
 void printOutput(const OutputValue& v, int depth);
 nlohmann::json statsJson(const TimingStats& s);
 Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode);
+
+// What the inspecting commands (tree, code, graph) work on: a TorchScript archive loaded by a
+// Session, or a torch.export archive (.pt2) read by ExportedProgram without running it.
+struct InspectedModel {
+    Session session;
+    std::optional<ExportedProgram> exported;
+
+    Expected<std::string> code(const std::string& module, const std::string& method) const;
+    Expected<std::string> graph(const std::string& module, const std::string& method,
+                                bool inlined) const;
+    Expected<GraphModel> graphModel(const std::string& module, const std::string& method,
+                                    bool inlined) const;
+};
+Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode);
 // Prints `text`, or writes it to -o FILE.
 int printOrWrite(const Options& o, const std::string& text);
 

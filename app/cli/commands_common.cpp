@@ -151,6 +151,35 @@ Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCo
     return session.load(o.positional[0], options);
 }
 
+Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode) {
+    ProbeResult probe = probeArchive(o.positional[0]);
+    if (probe.kind != FileKind::ExportedProgram) {
+        return loadModel(model.session, o, includeCode);
+    }
+    auto exported = ExportedProgram::open(o.positional[0], std::move(probe));
+    if (!exported) {
+        return exported.error();
+    }
+    model.exported = std::move(exported).value();
+    return model.exported->info();
+}
+
+Expected<std::string> InspectedModel::code(const std::string& module,
+                                           const std::string& method) const {
+    return exported ? exported->code(module, method) : session.code(module, method);
+}
+
+Expected<std::string> InspectedModel::graph(const std::string& module, const std::string& method,
+                                            bool inlined) const {
+    return exported ? exported->graph(module, method) : session.graph(module, method, inlined);
+}
+
+Expected<GraphModel> InspectedModel::graphModel(const std::string& module,
+                                                const std::string& method, bool inlined) const {
+    return exported ? exported->graphModel(module, method)
+                    : session.graphModel(module, method, inlined);
+}
+
 // The command's text on stdout, or in the -o file.
 int printOrWrite(const Options& o, const std::string& text) {
     if (o.output.empty()) {

@@ -117,12 +117,12 @@ nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
 }
 
 int commandGraphDiagram(const Options& o) {
-    Session session;
-    auto model = loadModel(session, o, false);
+    InspectedModel inspected;
+    auto model = inspectModel(inspected, o, false);
     if (!model) {
         return fail(o, model.error());
     }
-    auto graph = session.graphModel(o.module, o.method, o.inlined);
+    auto graph = inspected.graphModel(o.module, o.method, o.inlined);
     if (!graph) {
         return fail(o, graph.error());
     }
@@ -160,9 +160,12 @@ nlohmann::json exportedJson(const Pt2Archive& archive) {
         nlohmann::json m = {{"name", model.name},
                             {"torch_version", model.torchVersion},
                             {"signature", signatureLines(model)},
-                            {"range_constraints", model.rangeConstraints},
+                            {"range_constraints", nlohmann::json::object()},
                             {"sample_inputs", model.sampleInputs},
                             {"notes", model.notes}};
+        for (const auto& [symbol, range] : model.rangeConstraints) {
+            m["range_constraints"][symbol] = range;
+        }
         m["nodes"] = nlohmann::json::array();
         for (const auto& node : model.nodes) {
             nlohmann::json args = nlohmann::json::array();
@@ -368,8 +371,8 @@ int commandInfo(const Options& o) {
 }
 
 int commandTree(const Options& o) {
-    Session session;
-    auto model = loadModel(session, o, false);
+    InspectedModel inspected;
+    auto model = inspectModel(inspected, o, false);
     if (!model) {
         return fail(o, model.error());
     }
@@ -444,13 +447,13 @@ int commandCodeOrGraph(const Options& o) {
     if (o.command == "graph" && o.graphFormat != "text") {
         return commandGraphDiagram(o);
     }
-    Session session;
-    auto model = loadModel(session, o, false);
+    InspectedModel inspected;
+    auto model = inspectModel(inspected, o, false);
     if (!model) {
         return fail(o, model.error());
     }
-    auto text = o.command == "code" ? session.code(o.module, o.method)
-                                    : session.graph(o.module, o.method, o.inlined);
+    auto text = o.command == "code" ? inspected.code(o.module, o.method)
+                                    : inspected.graph(o.module, o.method, o.inlined);
     if (!text) {
         return fail(o, text.error());
     }

@@ -4,6 +4,7 @@
 // what happened, and starts a new worker.
 //   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include <engine.h>
+#include <exported_program.h>
 #include <frame_source.h>
 #include <process_limits.h>
 #include <protocol.h>
@@ -15,6 +16,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <thread>
 #include <unistd.h>
@@ -47,6 +50,10 @@ public:
 
     // Returns false when the worker should stop.
     bool handle(const Message& m) {
+        if (exported_ && runs(m.type)) {
+            fail(m.id, notRunnable());
+            return true;
+        }
         const auto str = [&](const char* key) {
             return m.body.value(QLatin1String(key)).toString().toStdString();
         };
@@ -57,17 +64,31 @@ public:
         case MessageType::Load: {
             for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
                 progress(m.id, "library", library.toString().toStdString());
-                if (auto error = session_.loadOperatorLibrary(library.toString().toStdString())) {
+                if (auto error = session_->loadOperatorLibrary(library.toString().toStdString())) {
                     fail(m.id, *error);
                     return true;
                 }
             }
             progress(m.id, "loading", str("path"));
+            exported_.reset();
+            ProbeResult probe = probeArchive(str("path"));
+            if (probe.kind == FileKind::ExportedProgram) {
+                // Read, never run: the previous model goes, as it would for a TorchScript one.
+                auto exported = ExportedProgram::open(str("path"), std::move(probe));
+                if (!exported) {
+                    fail(m.id, exported.error());
+                    return true;
+                }
+                session_ = std::make_unique<Session>();
+                exported_ = std::move(exported).value();
+                send(make(MessageType::ModelInfo, m.id, toCbor(exported_->info())));
+                return true;
+            }
             LoadOptions options;
             if (!str("device").empty()) {
                 options.device = str("device");
             }
-            const auto model = session_.load(str("path"), options);
+            const auto model = session_->load(str("path"), options);
             if (model) {
                 send(make(MessageType::ModelInfo, m.id, toCbor(*model)));
             } else {
@@ -77,10 +98,13 @@ public:
         }
         case MessageType::Code:
         case MessageType::Graph: {
-            const auto text = m.type == MessageType::Code
-                                  ? session_.code(str("module"), str("method"))
-                                  : session_.graph(str("module"), str("method"),
-                                                   m.body.value(QLatin1String("inlined")).toBool());
+            const bool inlined = m.body.value(QLatin1String("inlined")).toBool();
+            const auto text =
+                exported_ ? (m.type == MessageType::Code ? exported_->code(str("module"), str("method"))
+                                                         : exported_->graph(str("module"), str("method")))
+                : m.type == MessageType::Code
+                    ? session_->code(str("module"), str("method"))
+                    : session_->graph(str("module"), str("method"), inlined);
             if (text) {
                 QCborMap body;
                 body.insert(QLatin1String("text"), QString::fromStdString(*text));
@@ -91,8 +115,10 @@ public:
             return true;
         }
         case MessageType::Diagram: {
-            const auto graph = session_.graphModel(str("module"), str("method"),
-                                                   m.body.value(QLatin1String("inlined")).toBool());
+            const auto graph =
+                exported_ ? exported_->graphModel(str("module"), str("method"))
+                          : session_->graphModel(str("module"), str("method"),
+                                                 m.body.value(QLatin1String("inlined")).toBool());
             if (graph) {
                 send(make(MessageType::DiagramModel, m.id, toCbor(*graph)));
             } else {
@@ -102,7 +128,7 @@ public:
         }
         case MessageType::Run: {
             progress(m.id, "running", str("method"));
-            const auto result = session_.run(runRequestFromCbor(m.body));
+            const auto result = session_->run(runRequestFromCbor(m.body));
             if (result) {
                 send(make(MessageType::RunResult, m.id, toCbor(*result)));
             } else {
@@ -112,7 +138,7 @@ public:
         }
         case MessageType::Statistics: {
             progress(m.id, "statistics", str("module"));
-            const auto values = session_.tensorStatistics(str("module"));
+            const auto values = session_->tensorStatistics(str("module"));
             if (values) {
                 QCborArray array;
                 for (const auto& value : *values) {
@@ -128,7 +154,7 @@ public:
         }
         case MessageType::Activations: {
             progress(m.id, "activations", "");
-            const auto report = session_.activations(activationRequestFromCbor(m.body));
+            const auto report = session_->activations(activationRequestFromCbor(m.body));
             if (report) {
                 send(make(MessageType::ActivationReport, m.id, toCbor(*report)));
             } else {
@@ -140,7 +166,7 @@ public:
             progress(m.id, "optimizing", "");
             // The sandbox lets the worker write only to its scratch folder: the GUI gives a path
             // there and moves the file where the person wants it.
-            const auto result = session_.optimize(optimizeRequestFromCbor(m.body));
+            const auto result = session_->optimize(optimizeRequestFromCbor(m.body));
             if (result) {
                 send(make(MessageType::OptimizeResult, m.id, toCbor(*result)));
             } else {
@@ -165,7 +191,7 @@ public:
                 return true;
             }
             progress(m.id, "comparing", str("path"));
-            const auto diff = session_.diff(other);
+            const auto diff = session_->diff(other);
             if (diff) {
                 send(make(MessageType::ArchiveDiff, m.id, toCbor(*diff)));
             } else {
@@ -193,6 +219,21 @@ public:
     }
 
 private:
+    static bool runs(MessageType type) {
+        return type == MessageType::Run || type == MessageType::Statistics ||
+               type == MessageType::Activations || type == MessageType::Optimize ||
+               type == MessageType::Diff || type == MessageType::SourceFrame;
+    }
+
+    Error notRunnable() const {
+        return Error{ErrorKind::Format,
+                     "'" + exported_->info().path +
+                         "' is a torch.export program: ScriptScope reads and draws it without "
+                         "running it, and runs only TorchScript archives so far. Save the model "
+                         "with torch.jit.script or torch.jit.trace and torch.jit.save to run and "
+                         "time it here."};
+    }
+
     // Opens a source of frames (replacing the open one); its frames are decoded here.
     Status openSource(const std::string& text) {
         source_.reset();
@@ -266,7 +307,7 @@ private:
         result.width = bgr.cols;
         result.height = bgr.rows;
         request.frame = frameView(bgr);
-        if (auto run = session_.run(request)) {
+        if (auto run = session_->run(request)) {
             result.hasRun = true;
             result.run = std::move(run).value();
         } else {
@@ -281,7 +322,8 @@ private:
     }
 
     QLocalSocket& socket_;
-    Session session_;
+    std::unique_ptr<Session> session_ = std::make_unique<Session>();
+    std::optional<ExportedProgram> exported_; // a .pt2 is open instead of a TorchScript archive
     std::unique_ptr<FrameSource> source_;
     std::string sourceText_;
     LivePacer pacer_;

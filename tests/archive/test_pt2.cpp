@@ -197,7 +197,9 @@ private Q_SLOTS:
         }
         QCOMPARE(signatureLines(model), want["signature"].get<std::vector<std::string>>());
         const auto ranges = want["range_constraints"].get<std::map<std::string, std::string>>();
-        QCOMPARE(model.rangeConstraints, ranges);
+        const std::map<std::string, std::string> read(model.rangeConstraints.begin(),
+                                                      model.rangeConstraints.end());
+        QCOMPARE(read, ranges);
         for (const auto& [name, annotation] : want["values"].items()) {
             const auto found = model.tensors.find(name);
             QVERIFY2(found != model.tensors.end(), name.c_str());

@@ -1,8 +1,7 @@
 #include "pt2_reader.h"
+#include "pt2_values.h"
 
 #include "format.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +13,7 @@
 namespace scriptscope {
 namespace {
 
-using nlohmann::json;
+using namespace pt2;
 
 struct TooDeep : std::runtime_error {
     TooDeep()
@@ -43,441 +42,6 @@ std::optional<json> parseBounded(const std::string& text, int maxDepth, std::str
         why = std::string("its JSON does not parse: ") + error.what();
     }
     return std::nullopt;
-}
-
-// A member of an object, or null.
-const json& member(const json& object, const char* key) {
-    static const json none;
-    if (!object.is_object()) {
-        return none;
-    }
-    const auto found = object.find(key);
-    return found == object.end() ? none : *found;
-}
-
-std::string stringOf(const json& value) {
-    return value.is_string() ? value.get<std::string>() : std::string();
-}
-
-// The one member of a serialized union ({"as_tensor": {...}}): its name and value.
-std::pair<std::string, const json*> unionOf(const json& value) {
-    if (value.is_object() && value.size() == 1) {
-        return {value.begin().key(), &value.begin().value()};
-    }
-    return {std::string(), nullptr};
-}
-
-std::string pythonString(const std::string& text) {
-    const bool single = text.find('\'') == std::string::npos || text.find('"') != std::string::npos;
-    const char quote = single ? '\'' : '"';
-    std::string out(1, quote);
-    for (const char c : text) {
-        if (c == '\\' || c == quote) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else {
-            out += c;
-        }
-    }
-    return out + quote;
-}
-
-std::string numberText(const json& value) {
-    if (value.is_number_integer()) {
-        return std::to_string(value.get<int64_t>());
-    }
-    if (value.is_number_float()) {
-        return formatPythonFloat(value.get<double>());
-    }
-    if (value.is_string()) { // NaN and infinities are written as strings
-        return stringOf(value) == "NaN"         ? "nan"
-               : stringOf(value) == "Infinity"  ? "inf"
-               : stringOf(value) == "-Infinity" ? "-inf"
-                                                : stringOf(value);
-    }
-    return "?";
-}
-
-template <typename Item>
-std::string listText(const json& list, Item item) {
-    std::string out = "[";
-    if (list.is_array()) {
-        for (size_t i = 0; i < list.size(); ++i) {
-            out += (i ? ", " : "") + item(list[i]);
-        }
-    }
-    return out + "]";
-}
-
-// torch.float32 ... as the serializer's ScalarType numbers them; {python name, annotation}.
-std::pair<std::string, std::string> dtypeNames(int code) {
-    switch (code) {
-    case 1:
-        return {"uint8", "u8"};
-    case 2:
-        return {"int8", "i8"};
-    case 3:
-        return {"int16", "i16"};
-    case 4:
-        return {"int32", "i32"};
-    case 5:
-        return {"int64", "i64"};
-    case 6:
-        return {"float16", "f16"};
-    case 7:
-        return {"float32", "f32"};
-    case 8:
-        return {"float64", "f64"};
-    case 9:
-        return {"complex32", "c32"};
-    case 10:
-        return {"complex64", "c64"};
-    case 11:
-        return {"complex128", "c128"};
-    case 12:
-        return {"bool", "b8"};
-    case 13:
-        return {"bfloat16", "bf16"};
-    case 28:
-        return {"uint16", "u16"};
-    case 29:
-        return {"float8_e4m3fn", "f8e4m3fn"};
-    case 30:
-        return {"float8_e5m2", "f8e5m2"};
-    case 31:
-        return {"float8_e4m3fnuz", "f8e4m3fnuz"};
-    case 32:
-        return {"float8_e5m2fnuz", "f8e5m2fnuz"};
-    case 33:
-        return {"float8_e8m0fnu", "f8e8m0fnu"};
-    case 34:
-        return {"uint32", "u32"};
-    case 35:
-        return {"uint64", "u64"};
-    default:
-        return {"unknown", "?"};
-    }
-}
-
-std::string deviceText(const json& device) {
-    std::string text = stringOf(member(device, "type"));
-    const json& index = member(device, "index");
-    if (index.is_number_integer()) {
-        text += ":" + std::to_string(index.get<int64_t>());
-    }
-    return text;
-}
-
-// A symbolic size as Python prints it: the serializer writes sympy's srepr
-// ("Symbol('s77', positive=True, integer=True)", "Mul(Integer(2), Symbol('s0'))"), print() shows
-// str() ("s77", "2*s0"). Symbols, integers, sums, products and floor divisions are rewritten; other
-// functions keep their name and arguments.
-class SympyText {
-public:
-    explicit SympyText(const std::string& text)
-        : text_(text) {}
-
-    std::string read() {
-        const std::string out = expression(0);
-        return pos_ == text_.size() && !failed_ ? out : text_;
-    }
-
-private:
-    void spaces() {
-        while (pos_ < text_.size() && text_[pos_] == ' ') {
-            ++pos_;
-        }
-    }
-
-    // A quoted name, a number, or Name(arguments).
-    std::string expression(int depth) {
-        spaces();
-        if (depth > 32 || pos_ >= text_.size()) {
-            failed_ = true;
-            return {};
-        }
-        const char c = text_[pos_];
-        if (c == '\'' || c == '"') {
-            const size_t end = text_.find(c, pos_ + 1);
-            if (end == std::string::npos) {
-                failed_ = true;
-                return {};
-            }
-            std::string name = text_.substr(pos_ + 1, end - pos_ - 1);
-            pos_ = end + 1;
-            return name;
-        }
-        size_t start = pos_;
-        while (pos_ < text_.size() &&
-               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-                text_[pos_] == '-' || text_[pos_] == '.')) {
-            ++pos_;
-        }
-        const std::string name = text_.substr(start, pos_ - start);
-        if (name.empty()) {
-            failed_ = true;
-            return {};
-        }
-        if (pos_ >= text_.size() || text_[pos_] != '(') {
-            return name; // a number, True, False
-        }
-        ++pos_;
-        std::vector<std::string> arguments;
-        for (;;) {
-            spaces();
-            if (pos_ < text_.size() && text_[pos_] == ')') {
-                ++pos_;
-                break;
-            }
-            // key=value arguments (a symbol's assumptions) are not printed
-            const size_t equals = text_.find('=', pos_);
-            const size_t next = text_.find_first_of(",()'\"", pos_);
-            const bool keyword = equals != std::string::npos && equals < next;
-            if (keyword) {
-                pos_ = equals + 1;
-            }
-            std::string argument = expression(depth + 1);
-            if (failed_) {
-                return {};
-            }
-            if (!keyword) {
-                arguments.push_back(std::move(argument));
-            }
-            spaces();
-            if (pos_ < text_.size() && text_[pos_] == ',') {
-                ++pos_;
-            } else if (pos_ >= text_.size() || text_[pos_] != ')') {
-                failed_ = true;
-                return {};
-            }
-        }
-        return apply(name, arguments);
-    }
-
-    static bool isNumber(const std::string& text) {
-        return !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
-    }
-
-    static std::string apply(const std::string& name, const std::vector<std::string>& args) {
-        if ((name == "Symbol" || name == "Integer") && args.size() == 1) {
-            return args[0];
-        }
-        std::string out;
-        if (name == "Add") {
-            std::vector<std::string> terms, constants;
-            for (const auto& a : args) {
-                (isNumber(a) ? constants : terms).push_back(a);
-            }
-            terms.insert(terms.end(), constants.begin(), constants.end());
-            for (const auto& t : terms) {
-                out += out.empty() ? t : (t.rfind('-', 0) == 0 ? " - " + t.substr(1) : " + " + t);
-            }
-            return out;
-        }
-        if (name == "Mul") {
-            for (const auto& a : args) {
-                const bool sum =
-                    a.find(" + ") != std::string::npos || a.find(" - ") != std::string::npos;
-                out += (out.empty() ? "" : "*") + (sum ? "(" + a + ")" : a);
-            }
-            return out == "-1" ? out : (out.rfind("-1*", 0) == 0 ? "-" + out.substr(3) : out);
-        }
-        if (name == "FloorDiv" && args.size() == 2) {
-            return "((" + args[0] + ")//" + args[1] + ")";
-        }
-        for (const auto& a : args) {
-            out += (out.empty() ? "" : ", ") + a;
-        }
-        return name + "(" + out + ")";
-    }
-
-    const std::string& text_;
-    size_t pos_ = 0;
-    bool failed_ = false;
-};
-
-std::string symIntText(const json& value) {
-    const auto [kind, inner] = unionOf(value);
-    if (kind == "as_int" && inner) {
-        return numberText(*inner);
-    }
-    if (kind == "as_expr" && inner) {
-        return SympyText(stringOf(member(*inner, "expr_str"))).read();
-    }
-    if (kind == "as_name" && inner) {
-        return stringOf(*inner);
-    }
-    return "?";
-}
-
-Pt2TensorMeta tensorMeta(const json& meta) {
-    Pt2TensorMeta out;
-    const json& dtype = member(meta, "dtype");
-    const auto names = dtypeNames(dtype.is_number_integer() ? dtype.get<int>() : 0);
-    out.dtype = names.first;
-    out.shortDtype = names.second;
-    const json& sizes = member(meta, "sizes");
-    if (sizes.is_array()) {
-        for (const json& size : sizes) {
-            out.sizes.push_back(symIntText(size));
-        }
-    }
-    out.device = deviceText(member(meta, "device"));
-    out.requiresGrad =
-        member(meta, "requires_grad").is_boolean() && member(meta, "requires_grad").get<bool>();
-    return out;
-}
-
-const char* memoryFormatName(int code) {
-    switch (code) {
-    case 1:
-        return "torch.contiguous_format";
-    case 2:
-        return "torch.channels_last";
-    case 3:
-        return "torch.channels_last_3d";
-    case 4:
-        return "torch.preserve_format";
-    default:
-        return "None";
-    }
-}
-
-const char* layoutName(int code) {
-    switch (code) {
-    case 1:
-        return "torch.sparse_coo";
-    case 2:
-        return "torch.sparse_csr";
-    case 3:
-        return "torch.sparse_csc";
-    case 4:
-        return "torch.sparse_bsr";
-    case 5:
-        return "torch.sparse_bsc";
-    case 6:
-        return "torch._mkldnn";
-    case 7:
-        return "torch.strided";
-    default:
-        return "None";
-    }
-}
-
-std::string tensorName(const json& value) {
-    return stringOf(member(value, "name"));
-}
-
-std::string optionalTensorText(const json& value) {
-    const auto [kind, inner] = unionOf(value);
-    return kind == "as_tensor" && inner ? tensorName(*inner) : std::string("None");
-}
-
-std::string symText(const json& value) {
-    const auto [kind, inner] = unionOf(value);
-    if (!inner) {
-        return "?";
-    }
-    if (kind == "as_name") {
-        return stringOf(*inner);
-    }
-    if (kind == "as_bool") {
-        return inner->is_boolean() && inner->get<bool>() ? "True" : "False";
-    }
-    return numberText(*inner);
-}
-
-// An argument's value as the graph printout writes it.
-std::string argumentText(const json& argument, int depth) {
-    const auto [kind, inner] = unionOf(argument);
-    if (!inner || depth > 64) {
-        return "?";
-    }
-    const json& v = *inner;
-    const auto boolText = [](const json& b) {
-        return b.is_boolean() && b.get<bool>() ? std::string("True") : std::string("False");
-    };
-    if (kind == "as_none") {
-        return "None";
-    }
-    if (kind == "as_tensor" || kind == "as_sym_int" || kind == "as_sym_float" ||
-        kind == "as_sym_bool") {
-        return kind == "as_tensor" ? tensorName(v) : symText(v);
-    }
-    if (kind == "as_tensors") {
-        return listText(v, tensorName);
-    }
-    if (kind == "as_int" || kind == "as_float") {
-        return numberText(v);
-    }
-    if (kind == "as_ints" || kind == "as_floats") {
-        return listText(v, numberText);
-    }
-    if (kind == "as_bool") {
-        return boolText(v);
-    }
-    if (kind == "as_bools") {
-        return listText(v, boolText);
-    }
-    if (kind == "as_string") {
-        return pythonString(stringOf(v));
-    }
-    if (kind == "as_strings") {
-        return listText(v, [](const json& s) { return pythonString(stringOf(s)); });
-    }
-    if (kind == "as_sym_ints" || kind == "as_sym_floats" || kind == "as_sym_bools") {
-        return listText(v, symText);
-    }
-    if (kind == "as_scalar_type") {
-        return "torch." + dtypeNames(v.is_number_integer() ? v.get<int>() : 0).first;
-    }
-    if (kind == "as_memory_format") {
-        return memoryFormatName(v.is_number_integer() ? v.get<int>() : 0);
-    }
-    if (kind == "as_layout") {
-        return layoutName(v.is_number_integer() ? v.get<int>() : 0);
-    }
-    if (kind == "as_device") {
-        const json& index = member(v, "index");
-        return "device(type=" + pythonString(stringOf(member(v, "type"))) +
-               (index.is_number_integer() ? ", index=" + std::to_string(index.get<int64_t>())
-                                          : std::string()) +
-               ")";
-    }
-    if (kind == "as_optional_tensors") {
-        return listText(v, optionalTensorText);
-    }
-    if (kind == "as_optional_tensor") {
-        return optionalTensorText(argument);
-    }
-    if (kind == "as_graph" || kind == "as_custom_obj") {
-        return stringOf(member(v, "name"));
-    }
-    if (kind == "as_operator") {
-        return stringOf(v);
-    }
-    if (kind == "as_int_lists" || kind == "as_float_lists") {
-        return listText(v, [](const json& l) { return listText(l, numberText); });
-    }
-    if (kind == "as_nested_tensors") {
-        return listText(v, [](const json& l) { return listText(l, tensorName); });
-    }
-    if (kind == "as_complex") {
-        return "(" + numberText(member(v, "real")) + "+" + numberText(member(v, "imag")) + "j)";
-    }
-    if (kind == "as_string_to_argument" && v.is_object()) {
-        std::string out = "{";
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            out += (out.size() > 1 ? ", " : "") + pythonString(it.key()) + ": " +
-                   argumentText(it.value(), depth + 1);
-        }
-        return out + "}";
-    }
-    return "<" + kind + ">";
 }
 
 // "key,path,type;key,path,type": commas inside brackets belong to the path.
@@ -602,6 +166,12 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
             model.tensors.emplace(it.key(), tensorMeta(it.value()));
         }
     }
+    const json& symbols = member(graph, "sym_int_values");
+    if (symbols.is_object()) {
+        for (auto it = symbols.begin(); it != symbols.end(); ++it) {
+            model.symbols.emplace(it.key(), symIntText(it.value()));
+        }
+    }
     for (const json& input : member(graph, "inputs")) {
         model.graphInputs.push_back(argumentText(input, 0));
     }
@@ -624,9 +194,12 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
         node.target = stringOf(member(n, "target"));
         for (const json& input : member(n, "inputs")) {
             const json& kind = member(input, "kind");
-            node.inputs.push_back({stringOf(member(input, "name")),
-                                   argumentText(member(input, "arg"), 0),
-                                   kind.is_number_integer() && kind.get<int>() == 2});
+            const json& arg = member(input, "arg");
+            Pt2Argument argument{stringOf(member(input, "name")), argumentText(arg, 0),
+                                 argumentText(arg, 0, ArgumentStyle::Str), {},
+                                 kind.is_number_integer() && kind.get<int>() == 2};
+            argumentValues(arg, argument.values);
+            node.inputs.push_back(std::move(argument));
         }
         for (const json& output : member(n, "outputs")) {
             const auto [kind, inner] = unionOf(output);
@@ -635,6 +208,7 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
                           kind == "as_sym_bool")) {
                 name = kind == "as_tensor" ? tensorName(*inner) : symText(*inner);
             } else if (inner && kind == "as_tensors") {
+                node.multipleOutputs = true;
                 for (const json& t : *inner) {
                     node.outputs.push_back(tensorName(t));
                 }
@@ -642,6 +216,7 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
             }
             node.outputs.push_back(name);
         }
+        node.multipleOutputs = node.multipleOutputs || node.outputs.size() > 1;
         node.name = stringOf(member(n, "name"));
         if (node.name.empty() && !node.outputs.empty()) {
             node.name = node.outputs.front();
@@ -661,8 +236,9 @@ void readRangeConstraints(const json& constraints, Pt2Model& model) {
         const auto bound = [](const json& value) {
             return value.is_number() ? numberText(value) : std::string("int_oo");
         };
-        model.rangeConstraints[it.key()] = "VR[" + bound(member(it.value(), "min_val")) + ", " +
-                                           bound(member(it.value(), "max_val")) + "]";
+        model.rangeConstraints.emplace_back(it.key(), "VR[" + bound(member(it.value(), "min_val")) +
+                                                          ", " + bound(member(it.value(), "max_val")) +
+                                                          "]");
     }
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace scriptscope {
@@ -46,7 +47,9 @@ struct Pt2ModuleFrame {
 
 struct Pt2Argument {
     std::string name; // the schema's argument name ("input", "weight")
-    std::string text; // its value as Python prints it in the graph ("x", "[1, 1]", "None")
+    std::string text;  // its value as the graph printout writes it, repr() ("x", "[1, 1]", "'a'")
+    std::string plain; // as str(graph) writes it, str() ("a", "cuda:0", "%x")
+    std::vector<std::string> values; // the graph values it reads
     bool keyword = false;
 };
 
@@ -54,7 +57,10 @@ struct Pt2Node {
     std::string name;   // the first output's name ("conv2d")
     std::string target; // "torch.ops.aten.conv2d.default"
     std::vector<Pt2Argument> inputs;
-    std::vector<std::string> outputs;        // value names, "" for an output that is not a value
+    std::vector<std::string> outputs; // value names, "" for an output that is not a value
+    // The call returns a tuple or list (Python's graph then takes each value out with a getitem
+    // node named after it), not one value.
+    bool multipleOutputs = false;
     std::vector<Pt2ModuleFrame> moduleStack; // outermost first (the model itself first)
     std::string stackTrace;
 };
@@ -81,10 +87,12 @@ struct Pt2Model {
     std::string torchVersion;
     std::vector<Pt2SignatureEntry> inputs, outputs;
     std::vector<Pt2Node> nodes;
-    std::map<std::string, Pt2TensorMeta> tensors;        // value name -> metadata
+    std::map<std::string, Pt2TensorMeta> tensors; // value name -> metadata
+    std::map<std::string, std::string> symbols;   // SymInt value name -> its expression ("s77")
     std::vector<std::string> graphInputs;                // the graph's placeholders, in order
     std::vector<std::string> graphOutputs;               // what the graph returns
-    std::map<std::string, std::string> rangeConstraints; // symbol -> "VR[2, 64]"
+    // symbol -> "VR[2, 64]", in the archive's order (Python prints them in it)
+    std::vector<std::pair<std::string, std::string>> rangeConstraints;
     std::vector<Pt2Weight> weights, constants;
     bool sampleInputs = false;
     std::vector<std::string> notes; // parts that did not read, and why

@@ -1,0 +1,46 @@
+// A torch.export archive (.pt2) as the views see a model: the same plain values a TorchScript
+// Session gives (ModelInfo, the graph's text and its GraphModel), read without LibTorch and without
+// running anything. It sits beside Session: the worker and the CLI hold one or the other.
+//
+// The module tree is rebuilt from each node's nn_module_stack (and the parameters' and buffers'
+// state-dict names); the root's one method, forward, has print(exported_program) as its code and
+// str(exported_program.graph) as its graph; the diagram groups nodes by the same module stacks and
+// labels edges with the values' shapes from the archive's tensor metadata.
+#pragma once
+
+#include "exported_text.h"
+
+#include <error.h>
+#include <graph_model.h>
+#include <model_info.h>
+
+#include <string>
+
+namespace scriptscope {
+
+class ExportedProgram {
+public:
+    // Reads the archive the probe found to be an ExportedProgram.
+    static Expected<ExportedProgram> open(const std::string& path, ProbeResult probe);
+
+    const ModelInfo& info() const { return info_; }
+    const Pt2Archive& archive() const { return archive_; }
+    const Pt2Model& program() const { return archive_.models.front(); }
+
+    // print(exported_program) for the root's forward; str(exported_program.graph) for its graph
+    // (inlined or not: an exported graph is flat).
+    Expected<std::string> code(const std::string& modulePath, const std::string& method) const;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method) const;
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method) const;
+
+private:
+    Status check(const std::string& modulePath, const std::string& method) const;
+
+    Pt2Archive archive_;
+    ModelInfo info_;
+};
+
+// Bytes per element of a dtype as Python names it ("float32": 4), 0 when unknown.
+int dtypeBytes(const std::string& dtype);
+
+} // namespace scriptscope

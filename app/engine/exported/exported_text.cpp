@@ -1,0 +1,296 @@
+#include "exported_text.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace scriptscope {
+namespace {
+
+std::string strip(const std::string& text) {
+    const char* space = " \t\n\r\f\v";
+    const size_t first = text.find_first_not_of(space);
+    if (first == std::string::npos) {
+        return {};
+    }
+    return text.substr(first, text.find_last_not_of(space) - first + 1);
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (true) {
+        const size_t end = text.find('\n', start);
+        lines.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+        if (end == std::string::npos) {
+            return lines;
+        }
+        start = end + 1;
+    }
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+    std::string out;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        out += (i ? separator : "") + parts[i];
+    }
+    return out;
+}
+
+// Python's str.replace(old, new) for one character.
+std::string replaceAll(const std::string& text, char from, const std::string& to) {
+    std::string out;
+    for (const char c : text) {
+        if (c == from) {
+            out += to;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// str(OpOverload) is its name without "torch.ops."; a higher-order operator's is its own name.
+std::string targetText(const std::string& target) {
+    const std::string hop = "torch.ops.higher_order.";
+    const std::string ops = "torch.ops.";
+    if (target.compare(0, hop.size(), hop) == 0) {
+        return target.substr(hop.size());
+    }
+    if (target.compare(0, ops.size(), ops) == 0) {
+        return target.substr(ops.size());
+    }
+    return target;
+}
+
+std::string annotationOf(const Pt2Model& model, const std::string& value) {
+    if (const auto tensor = model.tensors.find(value); tensor != model.tensors.end()) {
+        return tensor->second.text();
+    }
+    if (const auto symbol = model.symbols.find(value); symbol != model.symbols.end()) {
+        return "Sym(" + symbol->second + ")";
+    }
+    return {};
+}
+
+// _addindent(text, 4) of torch.nn.modules.module: every line but the first gets four spaces,
+// blank lines stay empty.
+std::string addIndent(const std::string& text) {
+    std::vector<std::string> lines = splitLines(text);
+    if (lines.size() == 1) {
+        return text;
+    }
+    for (size_t i = 1; i < lines.size(); ++i) {
+        lines[i] = strip(lines[i]).empty() ? std::string() : "    " + lines[i];
+    }
+    return join(lines, "\n");
+}
+
+} // namespace
+
+std::string stackTraceSummary(const std::string& stackTrace) {
+    static const std::regex frame(R"re(^File "(.+)", line (\d+), in (.+)$)re");
+    const std::vector<std::string> lines = splitLines(strip(stackTrace));
+    for (size_t i = lines.size() >= 2 ? lines.size() - 1 : 0; i-- > 0;) {
+        const std::string line = strip(lines[i]);
+        std::smatch match;
+        if (std::regex_match(line, match, frame)) {
+            return "File: " + match[1].str() + ":" + match[2].str() + " in " + match[3].str() +
+                   ", code: " + strip(lines[i + 1]);
+        }
+    }
+    return {};
+}
+
+std::vector<FxNode> fxNodes(const Pt2Model& model) {
+    std::vector<FxNode> nodes;
+    for (const std::string& input : model.graphInputs) {
+        FxNode n;
+        n.op = "placeholder";
+        n.name = n.target = input;
+        n.annotation = annotationOf(model, input);
+        nodes.push_back(std::move(n));
+    }
+    std::set<std::string> known(model.graphInputs.begin(), model.graphInputs.end());
+    for (size_t i = 0; i < model.nodes.size(); ++i) {
+        const Pt2Node& node = model.nodes[i];
+        FxNode n;
+        n.op = "call_function";
+        n.name = node.name;
+        n.target = targetText(node.target);
+        n.callable = node.target;
+        n.source = static_cast<int>(i);
+        n.stackTrace = node.stackTrace;
+        // Positional arguments first, whatever the archive's order (FX keeps args, then kwargs).
+        std::vector<const Pt2Argument*> order;
+        for (const Pt2Argument& argument : node.inputs) {
+            order.push_back(&argument);
+        }
+        std::stable_partition(order.begin(), order.end(),
+                              [](const Pt2Argument* a) { return !a->keyword; });
+        for (const Pt2Argument* argument : order) {
+            n.args.push_back(
+                {argument->keyword ? argument->name : std::string(), argument->text, argument->plain});
+            for (const std::string& value : argument->values) {
+                if (std::find(n.reads.begin(), n.reads.end(), value) == n.reads.end()) {
+                    n.reads.push_back(value);
+                }
+            }
+        }
+        if (!node.multipleOutputs) {
+            n.annotation = node.outputs.empty() ? std::string() : annotationOf(model, n.name);
+            known.insert(n.name);
+            nodes.push_back(std::move(n));
+            continue;
+        }
+        const std::string owner = n.name;
+        const std::string trace = n.stackTrace;
+        nodes.push_back(std::move(n));
+        known.insert(owner);
+        for (size_t k = 0; k < node.outputs.size(); ++k) {
+            FxNode item;
+            item.op = "call_function";
+            item.name = node.outputs[k].empty() ? "as_none" : node.outputs[k];
+            item.target = "<built-in function getitem>";
+            item.callable = "operator.getitem";
+            item.args = {{"", owner, "%" + owner}, {"", std::to_string(k), std::to_string(k)}};
+            item.reads = {owner};
+            item.annotation = annotationOf(model, item.name);
+            item.source = static_cast<int>(i);
+            item.stackTrace = trace;
+            known.insert(item.name);
+            nodes.push_back(std::move(item));
+        }
+    }
+    FxNode output;
+    output.op = output.name = output.target = "output";
+    const std::string tuple =
+        model.graphOutputs.size() == 1 ? "(" + model.graphOutputs.front() + ",)"
+                                       : "(" + join(model.graphOutputs, ", ") + ")";
+    output.args = {{"", tuple, tuple}};
+    for (const std::string& value : model.graphOutputs) {
+        if (known.count(value) &&
+            std::find(output.reads.begin(), output.reads.end(), value) == output.reads.end()) {
+            output.reads.push_back(value);
+        }
+    }
+    nodes.push_back(std::move(output));
+    return nodes;
+}
+
+std::string exportedGraphText(const Pt2Model& model) {
+    const std::vector<FxNode> nodes = fxNodes(model);
+    std::map<std::string, int> users;
+    for (const FxNode& node : nodes) {
+        for (const std::string& value : node.reads) {
+            ++users[value];
+        }
+    }
+    std::string text = "graph():";
+    for (const FxNode& node : nodes) {
+        const std::string head =
+            "\n    %" + node.name + " : [num_users=" + std::to_string(users[node.name]) + "] = ";
+        if (node.op == "placeholder") {
+            text += head + "placeholder[target=" + node.target + "]";
+        } else if (node.op == "output") {
+            text += "\n    return " + node.args.front().str;
+        } else {
+            std::vector<std::string> args, kwargs;
+            for (const FxArgument& argument : node.args) {
+                if (argument.keyword.empty()) {
+                    args.push_back(argument.str);
+                } else {
+                    kwargs.push_back(argument.keyword + ": " + argument.str);
+                }
+            }
+            text += head + "call_function[target=" + node.callable + "](args = (" +
+                    join(args, ", ") + (args.size() == 1 ? "," : "") + "), kwargs = {" +
+                    join(kwargs, ", ") + "})";
+        }
+    }
+    return text;
+}
+
+std::string exportedProgramText(const Pt2Model& model) {
+    const std::vector<FxNode> nodes = fxNodes(model);
+    // The values each node reads for the last time (the code sets them to None after it).
+    std::map<std::string, std::vector<std::string>> lastUses;
+    std::map<std::string, int> users;
+    {
+        std::set<std::string> seen;
+        for (auto node = nodes.rbegin(); node != nodes.rend(); ++node) {
+            for (const std::string& value : node->reads) {
+                ++users[value];
+                if (seen.insert(value).second) {
+                    lastUses[node->name].push_back(value);
+                }
+            }
+        }
+    }
+    std::vector<std::string> freeVariables;
+    std::string body;
+    std::string previousSummary;
+    bool first = true;
+    for (const FxNode& node : nodes) {
+        if (node.op == "placeholder") {
+            freeVariables.push_back(node.name +
+                                    (node.annotation.empty() ? "" : ": \"" + node.annotation + "\""));
+            continue;
+        }
+        if (node.op == "output") {
+            body += "return " + node.args.front().repr + "\n";
+            continue;
+        }
+        const std::string trace = stackTraceSummary(node.stackTrace);
+        const std::string summary =
+            "\n# " + (trace.empty() ? "No stacktrace found for following nodes" : trace) + "\n";
+        if (first || summary != previousSummary) {
+            previousSummary = summary;
+            body += summary;
+        }
+        first = false;
+        const std::string lhs =
+            node.name + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\"");
+        if (node.callable == "operator.getitem") {
+            body += lhs + " = " + node.args[0].repr + "[" + node.args[1].repr + "]";
+        } else {
+            std::vector<std::string> args;
+            for (const FxArgument& argument : node.args) {
+                args.push_back(argument.keyword.empty() ? argument.repr
+                                                        : argument.keyword + " = " + argument.repr);
+            }
+            body += lhs + " = " + node.callable + "(" + join(args, ", ") + ")";
+        }
+        std::vector<std::string> deleted = lastUses[node.name];
+        if (users[node.name] == 0) {
+            deleted.push_back(node.name);
+        }
+        body += deleted.empty() ? "\n" : ";  " + join(deleted, " = ") + " = None\n";
+    }
+    if (body.empty()) {
+        body = "pass\n";
+    }
+    // _gen_python_code: the body without leading newlines, each line indented.
+    std::string code = body.substr(std::min(body.find_first_not_of('\n'), body.size()));
+    std::vector<std::string> lines = splitLines(code);
+    for (std::string& line : lines) {
+        line = "    " + line;
+    }
+    std::vector<std::string> arguments = {"self"};
+    arguments.insert(arguments.end(), freeVariables.begin(), freeVariables.end());
+    const std::string module = "class GraphModule(torch.nn.Module):\n" + std::string("def forward(") +
+                               join(arguments, ", ") + "):\n" + join(lines, "\n");
+    std::string ranges = "{";
+    for (size_t i = 0; i < model.rangeConstraints.size(); ++i) {
+        ranges += (i ? ", " : "") + model.rangeConstraints[i].first + ": " +
+                  model.rangeConstraints[i].second;
+    }
+    ranges += "}";
+    const std::string signature = "\n" + join(signatureLines(model), "\n") + "\n";
+    return "ExportedProgram:\n    " + replaceAll(addIndent(module), '\n', "\n    ") +
+           "\nGraph signature:" + replaceAll(signature, '\n', "\n    ") +
+           "\nRange constraints: " + ranges + "\n";
+}
+
+} // namespace scriptscope
