@@ -16,9 +16,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
-#include <cstdio>
 #include <thread>
 #include <unistd.h>
 
@@ -99,12 +99,12 @@ public:
         case MessageType::Code:
         case MessageType::Graph: {
             const bool inlined = m.body.value(QLatin1String("inlined")).toBool();
-            const auto text =
-                exported_ ? (m.type == MessageType::Code ? exported_->code(str("module"), str("method"))
-                                                         : exported_->graph(str("module"), str("method")))
-                : m.type == MessageType::Code
-                    ? session_->code(str("module"), str("method"))
-                    : session_->graph(str("module"), str("method"), inlined);
+            const auto text = exported_ ? (m.type == MessageType::Code
+                                               ? exported_->code(str("module"), str("method"))
+                                               : exported_->graph(str("module"), str("method")))
+                              : m.type == MessageType::Code
+                                  ? session_->code(str("module"), str("method"))
+                                  : session_->graph(str("module"), str("method"), inlined);
             if (text) {
                 QCborMap body;
                 body.insert(QLatin1String("text"), QString::fromStdString(*text));

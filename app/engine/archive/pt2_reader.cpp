@@ -159,7 +159,7 @@ void readSignature(const json& signature, Pt2Model& model) {
     }
 }
 
-void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
+void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int depth = 0) {
     const json& tensors = member(graph, "tensor_values");
     if (tensors.is_object()) {
         for (auto it = tensors.begin(); it != tensors.end(); ++it) {
@@ -195,11 +195,21 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
         for (const json& input : member(n, "inputs")) {
             const json& kind = member(input, "kind");
             const json& arg = member(input, "arg");
-            Pt2Argument argument{stringOf(member(input, "name")), argumentText(arg, 0),
-                                 argumentText(arg, 0, ArgumentStyle::Str), {},
+            Pt2Argument argument{stringOf(member(input, "name")),
+                                 argumentText(arg, 0),
+                                 argumentText(arg, 0, ArgumentStyle::Str),
+                                 {},
                                  kind.is_number_integer() && kind.get<int>() == 2};
             argumentValues(arg, argument.values);
             node.inputs.push_back(std::move(argument));
+            const auto [argKind, inner] = unionOf(arg);
+            if (argKind == "as_graph" && inner && depth < 16) {
+                Pt2Model subgraph;
+                subgraph.name = stringOf(member(*inner, "name"));
+                readGraph(member(*inner, "graph"), limits, subgraph, depth + 1);
+                node.subgraphs.push_back(subgraph.name);
+                model.subgraphs.push_back(std::move(subgraph));
+            }
         }
         for (const json& output : member(n, "outputs")) {
             const auto [kind, inner] = unionOf(output);
@@ -217,6 +227,13 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model) {
             node.outputs.push_back(name);
         }
         node.multipleOutputs = node.multipleOutputs || node.outputs.size() > 1;
+        // A control flow operator returns a tuple even of one value, unless the archive says it
+        // returns the value itself (serialize.py's is_hop_single_tensor_return).
+        const json& single = member(n, "is_hop_single_tensor_return");
+        if (node.target.rfind("torch.ops.higher_order.", 0) == 0 && node.outputs.size() == 1 &&
+            !node.outputs.front().empty() && !(single.is_boolean() && single.get<bool>())) {
+            node.multipleOutputs = true;
+        }
         node.name = stringOf(member(n, "name"));
         if (node.name.empty() && !node.outputs.empty()) {
             node.name = node.outputs.front();
@@ -236,9 +253,9 @@ void readRangeConstraints(const json& constraints, Pt2Model& model) {
         const auto bound = [](const json& value) {
             return value.is_number() ? numberText(value) : std::string("int_oo");
         };
-        model.rangeConstraints.emplace_back(it.key(), "VR[" + bound(member(it.value(), "min_val")) +
-                                                          ", " + bound(member(it.value(), "max_val")) +
-                                                          "]");
+        model.rangeConstraints.emplace_back(it.key(),
+                                            "VR[" + bound(member(it.value(), "min_val")) + ", " +
+                                                bound(member(it.value(), "max_val")) + "]");
     }
 }
 

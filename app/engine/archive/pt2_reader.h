@@ -46,7 +46,7 @@ struct Pt2ModuleFrame {
 };
 
 struct Pt2Argument {
-    std::string name; // the schema's argument name ("input", "weight")
+    std::string name;  // the schema's argument name ("input", "weight")
     std::string text;  // its value as the graph printout writes it, repr() ("x", "[1, 1]", "'a'")
     std::string plain; // as str(graph) writes it, str() ("a", "cuda:0", "%x")
     std::vector<std::string> values; // the graph values it reads
@@ -62,6 +62,7 @@ struct Pt2Node {
     // node named after it), not one value.
     bool multipleOutputs = false;
     std::vector<Pt2ModuleFrame> moduleStack; // outermost first (the model itself first)
+    std::vector<std::string> subgraphs;      // the graphs it takes (torch.cond's branches)
     std::string stackTrace;
 };
 
@@ -89,11 +90,15 @@ struct Pt2Model {
     std::vector<Pt2Node> nodes;
     std::map<std::string, Pt2TensorMeta> tensors; // value name -> metadata
     std::map<std::string, std::string> symbols;   // SymInt value name -> its expression ("s77")
-    std::vector<std::string> graphInputs;                // the graph's placeholders, in order
-    std::vector<std::string> graphOutputs;               // what the graph returns
+    std::vector<std::string> graphInputs;         // the graph's placeholders, in order
+    std::vector<std::string> graphOutputs;        // what the graph returns
     // symbol -> "VR[2, 64]", in the archive's order (Python prints them in it)
     std::vector<std::pair<std::string, std::string>> rangeConstraints;
     std::vector<Pt2Weight> weights, constants;
+    // The graphs that control flow operators call (torch.cond's true_graph_0, ...), each with its
+    // own inputs, nodes and values, in the order the graph names them; Python shows each as a
+    // submodule of the graph module.
+    std::vector<Pt2Model> subgraphs;
     bool sampleInputs = false;
     std::vector<std::string> notes; // parts that did not read, and why
 };

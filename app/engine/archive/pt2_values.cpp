@@ -404,9 +404,8 @@ std::string argumentText(const json& argument, int depth, ArgumentStyle style) {
         return repr ? pythonString(stringOf(v)) : stringOf(v);
     }
     if (kind == "as_strings") {
-        return listText(v, [repr](const json& s) {
-            return repr ? pythonString(stringOf(s)) : stringOf(s);
-        });
+        return listText(
+            v, [repr](const json& s) { return repr ? pythonString(stringOf(s)) : stringOf(s); });
     }
     if (kind == "as_sym_ints" || kind == "as_sym_floats" || kind == "as_sym_bools") {
         return listText(v, sym);
@@ -436,7 +435,10 @@ std::string argumentText(const json& argument, int depth, ArgumentStyle style) {
     if (kind == "as_optional_tensor") {
         return optionalTensorText(v, !repr);
     }
-    if (kind == "as_graph" || kind == "as_custom_obj") {
+    if (kind == "as_graph") {
+        return node + stringOf(member(v, "name")); // a get_attr node in Python's graph
+    }
+    if (kind == "as_custom_obj") {
         return stringOf(member(v, "name"));
     }
     if (kind == "as_operator") {
@@ -477,7 +479,7 @@ void argumentValues(const json& argument, std::vector<std::string>& out, int dep
         return symKind == "as_name" && symInner ? stringOf(*symInner) : std::string();
     };
     const json& v = *inner;
-    if (kind == "as_tensor") {
+    if (kind == "as_tensor" || kind == "as_graph") {
         add(tensorName(v));
     } else if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
         add(symName(v));

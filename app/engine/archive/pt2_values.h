@@ -40,7 +40,8 @@ std::string symText(const json& value);
 // How an argument is written: the generated code writes repr() of each value
 // (print(exported_program)), str(graph) writes str() ('abc' there is abc, a device is cuda:0).
 enum class ArgumentStyle { Repr, Str };
-std::string argumentText(const json& argument, int depth, ArgumentStyle style = ArgumentStyle::Repr);
+std::string argumentText(const json& argument, int depth,
+                         ArgumentStyle style = ArgumentStyle::Repr);
 // The graph values (tensors, SymInts by name) an argument reads, added to `out` once each, in
 // order.
 void argumentValues(const json& argument, std::vector<std::string>& out, int depth = 0);

@@ -101,8 +101,8 @@ std::vector<ModuleInfo> moduleTree(const Pt2Model& model) {
         ModuleInfo m;
         m.path = path;
         m.name = lastPart(path);
-        m.type = types[path].empty() ? (path.empty() ? "ExportedProgram" : "(not called)")
-                                     : types[path];
+        m.type =
+            types[path].empty() ? (path.empty() ? "ExportedProgram" : "(not called)") : types[path];
         m.children = children[path];
         modules.push_back(std::move(m));
         for (const std::string& child : children[path]) {
@@ -167,11 +167,11 @@ std::string shortType(const std::string& type) {
 
 int dtypeBytes(const std::string& dtype) {
     static const std::map<std::string, int> sizes = {
-        {"float32", 4}, {"float64", 8},   {"float16", 2},    {"bfloat16", 2},  {"int64", 8},
-        {"int32", 4},   {"int16", 2},     {"int8", 1},       {"uint8", 1},     {"bool", 1},
-        {"uint16", 2},  {"uint32", 4},    {"uint64", 8},     {"complex64", 8}, {"complex128", 16},
-        {"complex32", 4}, {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"float8_e4m3fnuz", 1},
-        {"float8_e5m2fnuz", 1}};
+        {"float32", 4},       {"float64", 8},     {"float16", 2},         {"bfloat16", 2},
+        {"int64", 8},         {"int32", 4},       {"int16", 2},           {"int8", 1},
+        {"uint8", 1},         {"bool", 1},        {"uint16", 2},          {"uint32", 4},
+        {"uint64", 8},        {"complex64", 8},   {"complex128", 16},     {"complex32", 4},
+        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"float8_e4m3fnuz", 1}, {"float8_e5m2fnuz", 1}};
     const auto found = sizes.find(dtype);
     return found == sizes.end() ? 0 : found->second;
 }
@@ -270,8 +270,7 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
     info.modules.front().methods.push_back(std::move(forward));
     info.methodCount = 1;
     info.loadMilliseconds =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return exported;
 }
 
@@ -336,7 +335,12 @@ Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
             }
             shape = (shape.empty() ? std::string("scalar") : shape) + " " + t->second.dtype;
         }
-        folded[entry.name] = (shape.empty() ? std::string() : shape + " ") + "(" + entry.target + ")";
+        folded[entry.name] =
+            (shape.empty() ? std::string() : shape + " ") + "(" + entry.target + ")";
+    }
+    for (const Pt2Model& subgraph : model.subgraphs) {
+        folded[subgraph.name] =
+            "graph " + subgraph.name + " (" + std::to_string(subgraph.nodes.size()) + " calls)";
     }
     GraphGroup root;
     root.label = "(root)";
@@ -388,8 +392,8 @@ Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
         n.id = static_cast<int>(g.nodes.size());
         n.kind = kindOf(source.target);
         n.schema = source.target;
-        n.module = source.moduleStack.empty() ? std::string()
-                                              : modulePathOf(source.moduleStack.back());
+        n.module =
+            source.moduleStack.empty() ? std::string() : modulePathOf(source.moduleStack.back());
         n.group = groupOf(source.moduleStack);
         n.irLine = static_cast<int>(line) + 2; // after "graph():"
         const std::string summary = stackTraceSummary(source.stackTrace);
@@ -403,9 +407,9 @@ Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
             n.sourceText = code == std::string::npos ? "" : summary.substr(code + 8);
         }
         for (const Pt2Argument& argument : source.inputs) {
-            const bool drawn = std::any_of(
-                argument.values.begin(), argument.values.end(),
-                [&folded](const std::string& value) { return !folded.count(value); });
+            const bool drawn =
+                std::any_of(argument.values.begin(), argument.values.end(),
+                            [&folded](const std::string& value) { return !folded.count(value); });
             if (argument.values.size() == 1 && folded.count(argument.values.front())) {
                 n.attributes.push_back({argument.name, folded[argument.values.front()]});
             } else if (!drawn) {

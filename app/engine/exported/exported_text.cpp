@@ -115,6 +115,16 @@ std::vector<FxNode> fxNodes(const Pt2Model& model) {
     std::set<std::string> known(model.graphInputs.begin(), model.graphInputs.end());
     for (size_t i = 0; i < model.nodes.size(); ++i) {
         const Pt2Node& node = model.nodes[i];
+        // The graphs a control flow operator takes are get_attr nodes just before it.
+        for (const std::string& subgraph : node.subgraphs) {
+            FxNode n;
+            n.op = "get_attr";
+            n.name = n.target = subgraph;
+            n.source = static_cast<int>(i);
+            n.stackTrace = node.stackTrace;
+            known.insert(subgraph);
+            nodes.push_back(std::move(n));
+        }
         FxNode n;
         n.op = "call_function";
         n.name = node.name;
@@ -130,8 +140,8 @@ std::vector<FxNode> fxNodes(const Pt2Model& model) {
         std::stable_partition(order.begin(), order.end(),
                               [](const Pt2Argument* a) { return !a->keyword; });
         for (const Pt2Argument* argument : order) {
-            n.args.push_back(
-                {argument->keyword ? argument->name : std::string(), argument->text, argument->plain});
+            n.args.push_back({argument->keyword ? argument->name : std::string(), argument->text,
+                              argument->plain});
             for (const std::string& value : argument->values) {
                 if (std::find(n.reads.begin(), n.reads.end(), value) == n.reads.end()) {
                     n.reads.push_back(value);
@@ -165,9 +175,9 @@ std::vector<FxNode> fxNodes(const Pt2Model& model) {
     }
     FxNode output;
     output.op = output.name = output.target = "output";
-    const std::string tuple =
-        model.graphOutputs.size() == 1 ? "(" + model.graphOutputs.front() + ",)"
-                                       : "(" + join(model.graphOutputs, ", ") + ")";
+    const std::string tuple = model.graphOutputs.size() == 1
+                                  ? "(" + model.graphOutputs.front() + ",)"
+                                  : "(" + join(model.graphOutputs, ", ") + ")";
     output.args = {{"", tuple, tuple}};
     for (const std::string& value : model.graphOutputs) {
         if (known.count(value) &&
@@ -191,8 +201,8 @@ std::string exportedGraphText(const Pt2Model& model) {
     for (const FxNode& node : nodes) {
         const std::string head =
             "\n    %" + node.name + " : [num_users=" + std::to_string(users[node.name]) + "] = ";
-        if (node.op == "placeholder") {
-            text += head + "placeholder[target=" + node.target + "]";
+        if (node.op == "placeholder" || node.op == "get_attr") {
+            text += head + node.op + "[target=" + node.target + "]";
         } else if (node.op == "output") {
             text += "\n    return " + node.args.front().str;
         } else {
@@ -212,7 +222,8 @@ std::string exportedGraphText(const Pt2Model& model) {
     return text;
 }
 
-std::string exportedProgramText(const Pt2Model& model) {
+// GraphModule.print_readable(): the class with its forward, then each subgraph's class inside it.
+static std::string readableModule(const Pt2Model& model, const std::string& className) {
     const std::vector<FxNode> nodes = fxNodes(model);
     // The values each node reads for the last time (the code sets them to None after it).
     std::map<std::string, std::vector<std::string>> lastUses;
@@ -234,8 +245,8 @@ std::string exportedProgramText(const Pt2Model& model) {
     bool first = true;
     for (const FxNode& node : nodes) {
         if (node.op == "placeholder") {
-            freeVariables.push_back(node.name +
-                                    (node.annotation.empty() ? "" : ": \"" + node.annotation + "\""));
+            freeVariables.push_back(
+                node.name + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\""));
             continue;
         }
         if (node.op == "output") {
@@ -252,7 +263,9 @@ std::string exportedProgramText(const Pt2Model& model) {
         first = false;
         const std::string lhs =
             node.name + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\"");
-        if (node.callable == "operator.getitem") {
+        if (node.op == "get_attr") {
+            body += lhs + " = self." + node.target;
+        } else if (node.callable == "operator.getitem") {
             body += lhs + " = " + node.args[0].repr + "[" + node.args[1].repr + "]";
         } else {
             std::vector<std::string> args;
@@ -279,8 +292,17 @@ std::string exportedProgramText(const Pt2Model& model) {
     }
     std::vector<std::string> arguments = {"self"};
     arguments.insert(arguments.end(), freeVariables.begin(), freeVariables.end());
-    const std::string module = "class GraphModule(torch.nn.Module):\n" + std::string("def forward(") +
-                               join(arguments, ", ") + "):\n" + join(lines, "\n");
+    const std::string module = "class " + className + "(torch.nn.Module):\n" +
+                               std::string("def forward(") + join(arguments, ", ") + "):\n" +
+                               join(lines, "\n");
+    std::vector<std::string> submodules = {""};
+    for (const Pt2Model& subgraph : model.subgraphs) {
+        submodules.push_back(readableModule(subgraph, subgraph.name));
+    }
+    return addIndent(module) + addIndent(join(submodules, "\n"));
+}
+
+std::string exportedProgramText(const Pt2Model& model) {
     std::string ranges = "{";
     for (size_t i = 0; i < model.rangeConstraints.size(); ++i) {
         ranges += (i ? ", " : "") + model.rangeConstraints[i].first + ": " +
@@ -288,7 +310,8 @@ std::string exportedProgramText(const Pt2Model& model) {
     }
     ranges += "}";
     const std::string signature = "\n" + join(signatureLines(model), "\n") + "\n";
-    return "ExportedProgram:\n    " + replaceAll(addIndent(module), '\n', "\n    ") +
+    return "ExportedProgram:\n    " +
+           replaceAll(readableModule(model, "GraphModule"), '\n', "\n    ") +
            "\nGraph signature:" + replaceAll(signature, '\n', "\n    ") +
            "\nRange constraints: " + ranges + "\n";
 }
