@@ -338,7 +338,7 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Preview Without Running…"), this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Preview an archive without running it"), {},
-            tr("TorchScript archives (*.pt *.pth *.ptl *.zip);;All files (*)"));
+            tr("PyTorch archives (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
         if (!path.isEmpty()) {
             previewWithoutRunning(path);
         }
@@ -472,8 +472,8 @@ void MainWindow::showError(const Error& error) {
 
 void MainWindow::chooseFile() {
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open TorchScript archive"), QFileInfo(currentFile_).absolutePath(),
-        tr("TorchScript archives (*.pt *.pth *.ptl *.zip);;All files (*)"));
+        this, tr("Open a PyTorch archive"), QFileInfo(currentFile_).absolutePath(),
+        tr("PyTorch archives (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
     if (!path.isEmpty()) {
         openFile(path);
     }
@@ -721,7 +721,8 @@ QString MainWindow::aboutText() const {
     for (const QString& line : libraries) {
         list += QStringLiteral("<li>") + line.toHtmlEscaped() + QStringLiteral("</li>");
     }
-    return tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch (TorchScript) models.</p>"
+    return tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch models: TorchScript "
+              "archives, and torch.export programs (.pt2), read and drawn without running them.</p>"
               "<p>Built with:</p><ul>%2</ul>"
               "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
               "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
