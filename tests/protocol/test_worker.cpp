@@ -186,6 +186,49 @@ private Q_SLOTS:
                  MessageType::DiagramModel);
     }
 
+    // A torch.export archive opens as a model (read, never run), its views come from it, runs
+    // are refused with why, and a TorchScript model opened next is itself again.
+    void opensExportedPrograms() {
+        WorkerHarness worker;
+        const std::string exported =
+            std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/exported/lstm.pt2";
+        const Message loaded = worker.request(make(MessageType::Load, 1, pathBody(exported)));
+        QCOMPARE(loaded.type, MessageType::ModelInfo);
+        const ModelInfo info = modelInfoFromCbor(loaded.body);
+        QCOMPARE(info.probe.kind, FileKind::ExportedProgram);
+        QCOMPARE(info.modules.size(), size_t{3});
+        QVERIFY(info.findModule("lstm") && info.findModule("head"));
+        QCOMPARE(info.modules[0].methods.size(), size_t{1});
+        QVERIFY(info.modules[0].methods[0].code.rfind("ExportedProgram:\n", 0) == 0);
+
+        QCborMap request;
+        request.insert(QLatin1String("module"), QString());
+        request.insert(QLatin1String("method"), QStringLiteral("forward"));
+        const Message graph = worker.request(make(MessageType::Graph, 2, request));
+        QCOMPARE(graph.type, MessageType::Text);
+        QVERIFY(graph.body.value(QLatin1String("text"))
+                    .toString()
+                    .startsWith(QStringLiteral("graph():")));
+        const Message diagram = worker.request(make(MessageType::Diagram, 3, request));
+        QCOMPARE(diagram.type, MessageType::DiagramModel);
+        const GraphModel model = graphModelFromCbor(diagram.body);
+        QVERIFY(!model.nodes.empty());
+        QCOMPARE(model.inputs.size(), size_t{1});
+
+        RunRequest run;
+        const Message refused = worker.request(make(MessageType::Run, 4, toCbor(run)));
+        QCOMPARE(refused.type, MessageType::Failure);
+        QVERIFY(errorFromCbor(refused.body).message.find("torch.export") != std::string::npos);
+
+        const Message next =
+            worker.request(make(MessageType::Load, 5, pathBody(fixture("wrap_rnn.pt"))));
+        QCOMPARE(next.type, MessageType::ModelInfo);
+        QCOMPARE(modelInfoFromCbor(next.body).probe.kind, FileKind::TorchScript);
+        run.inputsFile = fixture("wrap_rnn.inputs.pt");
+        QCOMPARE(worker.request(make(MessageType::Run, 6, toCbor(run))).type,
+                 MessageType::RunResult);
+    }
+
     void errorsAreReplies() {
         WorkerHarness worker;
         const Message missing =
