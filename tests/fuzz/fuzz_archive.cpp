@@ -1,6 +1,8 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
-// files), the torch.export (.pt2) reader and the whole probe, on the fuzzer's bytes as a file.
+// files), the torch.export (.pt2) reader and its printouts, and the whole probe, on the fuzzer's
+// bytes as a file.
+#include <exported_text.h>
 #include <pickle_scan.h>
 #include <pickle_value.h>
 #include <probe.h>
@@ -39,7 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         scriptscope::Pt2Limits limits;
         limits.maxJsonBytes = 1u << 20;
-        (void)scriptscope::readPt2Archive(zip, limits);
+        const scriptscope::Pt2Archive archive = scriptscope::readPt2Archive(zip, limits);
+        // What the views make of it: Python's printouts and node list, untrusted text throughout.
+        for (const auto& model : archive.models) {
+            (void)scriptscope::exportedProgramText(model);
+            (void)scriptscope::exportedGraphText(model);
+        }
         scriptscope::ProbeEnvironment environment;
         environment.maxSupportedVersion = 10;
         environment.isRegistered = [](const std::string& name) { return name.size() % 2 == 0; };

@@ -1,8 +1,8 @@
 #include "exported_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
-#include <regex>
 #include <set>
 
 namespace scriptscope {
@@ -89,14 +89,41 @@ std::string addIndent(const std::string& text) {
 
 } // namespace
 
+// `File "(.+)", line (\d+), in (.+)` as Python's re.match reads a frame line (the file is greedy:
+// the last `", line N, in ` that fits), without std::regex, whose recursion a long hostile line
+// would overflow.
+static bool parseFrame(const std::string& line, std::string& file, std::string& number,
+                       std::string& name) {
+    const std::string head = "File \"";
+    const std::string middle = "\", line ";
+    if (line.compare(0, head.size(), head) != 0) {
+        return false;
+    }
+    for (size_t at = line.rfind(middle); at != std::string::npos && at > head.size();
+         at = at == 0 ? std::string::npos : line.rfind(middle, at - 1)) {
+        size_t digits = at + middle.size();
+        const size_t start = digits;
+        while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits]))) {
+            ++digits;
+        }
+        const std::string in = ", in ";
+        if (digits > start && line.compare(digits, in.size(), in) == 0 &&
+            digits + in.size() < line.size()) {
+            file = line.substr(head.size(), at - head.size());
+            number = line.substr(start, digits - start);
+            name = line.substr(digits + in.size());
+            return true;
+        }
+    }
+    return false;
+}
+
 std::string stackTraceSummary(const std::string& stackTrace) {
-    static const std::regex frame(R"re(^File "(.+)", line (\d+), in (.+)$)re");
     const std::vector<std::string> lines = splitLines(strip(stackTrace));
     for (size_t i = lines.size() >= 2 ? lines.size() - 1 : 0; i-- > 0;) {
-        const std::string line = strip(lines[i]);
-        std::smatch match;
-        if (std::regex_match(line, match, frame)) {
-            return "File: " + match[1].str() + ":" + match[2].str() + " in " + match[3].str() +
+        std::string file, number, name;
+        if (parseFrame(strip(lines[i]), file, number, name)) {
+            return "File: " + file + ":" + number + " in " + name +
                    ", code: " + strip(lines[i + 1]);
         }
     }
