@@ -40,8 +40,8 @@ void printOutput(const OutputValue& v, int depth);
 nlohmann::json statsJson(const TimingStats& s);
 Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode);
 
-// What the inspecting commands (tree, code, graph) work on: a TorchScript archive loaded by a
-// Session, or a torch.export archive (.pt2) read by ExportedProgram without running it.
+// What the inspecting commands (tree, code, graph) and run work on: a TorchScript archive loaded by
+// a Session, or a torch.export archive (.pt2) read by ExportedProgram without running it.
 struct InspectedModel {
     Session session;
     std::optional<ExportedProgram> exported;
@@ -51,6 +51,11 @@ struct InspectedModel {
                                 bool inlined) const;
     Expected<GraphModel> graphModel(const std::string& module, const std::string& method,
                                     bool inlined) const;
+    // The TorchScript method, or the .pt2's compiled model (opened on the first run).
+    Expected<RunResult> run(const RunRequest& request);
+
+private:
+    CompiledModel compiled_;
 };
 Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode);
 // Prints `text`, or writes it to -o FILE.

@@ -180,6 +180,10 @@ Expected<GraphModel> InspectedModel::graphModel(const std::string& module,
                     : session.graphModel(module, method, inlined);
 }
 
+Expected<RunResult> InspectedModel::run(const RunRequest& request) {
+    return exported ? runExported(*exported, compiled_, request) : session.run(request);
+}
+
 // The command's text on stdout, or in the -o file.
 int printOrWrite(const Options& o, const std::string& text) {
     if (o.output.empty()) {

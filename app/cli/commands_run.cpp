@@ -162,7 +162,7 @@ TaskOptions taskOptionsFor(const Options& o, const LabelSet* labels,
 // run --source: every frame of a video or folder through the model, drawn and written (to a
 // video or a folder) with none dropped; a frame that does not decode or run is reported and
 // skipped. A progress line goes to a terminal.
-int commandRunSource(const Options& o, Session& session, const ModelInfo& model,
+int commandRunSource(const Options& o, InspectedModel& session, const ModelInfo& model,
                      const LabelSet* labels) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
@@ -301,8 +301,8 @@ int commandRunSource(const Options& o, Session& session, const ModelInfo& model,
 } // namespace
 
 int commandRun(const Options& o) {
-    Session session;
-    auto model = loadModel(session, o, false);
+    InspectedModel session;
+    auto model = inspectModel(session, o, false);
     if (!model) {
         return fail(o, model.error());
     }

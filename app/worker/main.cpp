@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -50,8 +51,8 @@ public:
 
     // Returns false when the worker should stop.
     bool handle(const Message& m) {
-        if (exported_ && runs(m.type)) {
-            fail(m.id, notRunnable());
+        if (exported_ && inspectsValues(m.type)) {
+            fail(m.id, notInspectable());
             return true;
         }
         const auto str = [&](const char* key) {
@@ -71,6 +72,7 @@ public:
             }
             progress(m.id, "loading", str("path"));
             exported_.reset();
+            compiled_ = std::make_unique<CompiledModel>();
             ProbeResult probe = probeArchive(str("path"));
             if (probe.kind == FileKind::ExportedProgram) {
                 // Read, never run: the previous model goes, as it would for a TorchScript one.
@@ -128,7 +130,7 @@ public:
         }
         case MessageType::Run: {
             progress(m.id, "running", str("method"));
-            const auto result = session_->run(runRequestFromCbor(m.body));
+            const auto result = runModel(runRequestFromCbor(m.body));
             if (result) {
                 send(make(MessageType::RunResult, m.id, toCbor(*result)));
             } else {
@@ -219,19 +221,24 @@ public:
     }
 
 private:
-    static bool runs(MessageType type) {
-        return type == MessageType::Run || type == MessageType::Statistics ||
-               type == MessageType::Activations || type == MessageType::Optimize ||
-               type == MessageType::Diff || type == MessageType::SourceFrame;
+    // What needs a TorchScript model's values and graph in LibTorch; a .pt2 runs (its compiled
+    // model) but these do not take it yet.
+    static bool inspectsValues(MessageType type) {
+        return type == MessageType::Statistics || type == MessageType::Activations ||
+               type == MessageType::Optimize || type == MessageType::Diff;
     }
 
-    Error notRunnable() const {
+    Error notInspectable() const {
         return Error{ErrorKind::Format,
                      "'" + exported_->info().path +
-                         "' is a torch.export program: ScriptScope reads and draws it without "
-                         "running it, and runs only TorchScript archives so far. Save the model "
-                         "with torch.jit.script or torch.jit.trace and torch.jit.save to run and "
-                         "time it here."};
+                         "' is a torch.export program: ScriptScope shows, draws and runs it, but "
+                         "its statistics, activations, passes and comparisons work on TorchScript "
+                         "archives only so far"};
+    }
+
+    // The open model's run: the TorchScript method, or the .pt2's compiled model.
+    Expected<RunResult> runModel(const RunRequest& request) {
+        return exported_ ? runExported(*exported_, *compiled_, request) : session_->run(request);
     }
 
     // Opens a source of frames (replacing the open one); its frames are decoded here.
@@ -307,7 +314,7 @@ private:
         result.width = bgr.cols;
         result.height = bgr.rows;
         request.frame = frameView(bgr);
-        if (auto run = session_->run(request)) {
+        if (auto run = runModel(request)) {
             result.hasRun = true;
             result.run = std::move(run).value();
         } else {
@@ -324,6 +331,7 @@ private:
     QLocalSocket& socket_;
     std::unique_ptr<Session> session_ = std::make_unique<Session>();
     std::optional<ExportedProgram> exported_; // a .pt2 is open instead of a TorchScript archive
+    std::unique_ptr<CompiledModel> compiled_ = std::make_unique<CompiledModel>(); // its model
     std::unique_ptr<FrameSource> source_;
     std::string sourceText_;
     LivePacer pacer_;
@@ -360,6 +368,11 @@ int main(int argc, char** argv) {
     }
     // From here on the process runs archives' code: it makes no new sockets, writes only to its
     // scratch folder, and gains no privileges (see sandbox.h). Before LibTorch starts threads.
+    // Temporary files go to the scratch folder, the one place the sandbox lets the worker write:
+    // LibTorch unpacks an AOTInductor package's compiled model into TMPDIR to load it.
+    if (!scratch.isEmpty()) {
+        ::setenv("TMPDIR", QFile::encodeName(scratch).constData(), 1);
+    }
     const SandboxReport sandbox = applySandbox(QFile::encodeName(scratch).toStdString());
     if (!sandbox.notes.empty()) {
         std::fprintf(stderr, "scriptscope-worker: %s\n", sandbox.summary().c_str());

@@ -6,12 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace scriptscope;
 using namespace scriptscope::protocol;
@@ -22,7 +25,8 @@ namespace {
 // One worker process and its connection.
 class WorkerHarness {
 public:
-    WorkerHarness() {
+    // scratch: the folder the worker may write to (the GUI always gives one).
+    explicit WorkerHarness(const QString& scratch = {}) {
         server_.setSocketOptions(QLocalServer::UserAccessOption);
         const QString name = QStringLiteral("scriptscope-test-%1-%2")
                                  .arg(QCoreApplication::applicationPid())
@@ -32,7 +36,11 @@ public:
             qFatal("cannot listen");
         }
         process_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        process_.start(QStringLiteral(SCRIPTSCOPE_WORKER_PATH), {QStringLiteral("--socket"), name});
+        QStringList arguments = {QStringLiteral("--socket"), name};
+        if (!scratch.isEmpty()) {
+            arguments << QStringLiteral("--scratch") << scratch;
+        }
+        process_.start(QStringLiteral(SCRIPTSCOPE_WORKER_PATH), arguments);
         if (!server_.waitForNewConnection(30000)) {
             qFatal("the worker did not connect");
         }
@@ -227,6 +235,28 @@ private Q_SLOTS:
         run.inputsFile = fixture("wrap_rnn.inputs.pt");
         QCOMPARE(worker.request(make(MessageType::Run, 6, toCbor(run))).type,
                  MessageType::RunResult);
+    }
+
+    // An AOTInductor package runs in the sandboxed worker: LibTorch unpacks its compiled model
+    // into the scratch folder, the one place the worker may write.
+    void runsCompiledPackages() {
+        const std::string package = std::string(SCRIPTSCOPE_EXPORTED_DIR) + "/resnet18_aoti.pt2";
+        // AOTInductor's package loader came with PyTorch 2.6; the 2.x builds have it.
+        const bool loader = std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) >= 2;
+        if (!loader || std::string(SCRIPTSCOPE_EXPORTED_DIR).empty() ||
+            !QFileInfo::exists(QString::fromStdString(package))) {
+            QSKIP("needs a LibTorch with AOTInductor's package loader (PyTorch 2.x builds)");
+        }
+        QTemporaryDir scratch;
+        WorkerHarness worker(scratch.path());
+        QCOMPARE(worker.request(make(MessageType::Load, 1, pathBody(package))).type,
+                 MessageType::ModelInfo);
+        RunRequest run;
+        run.inputsFile = std::string(SCRIPTSCOPE_EXPORTED_DIR) + "/resnet18_aoti.inputs.pt";
+        run.iterations = 3;
+        const Message result = worker.request(make(MessageType::Run, 2, toCbor(run)));
+        QVERIFY2(result.type == MessageType::RunResult, errorFromCbor(result.body).message.c_str());
+        QCOMPARE(runResultFromCbor(result.body).output.shape, (std::vector<int64_t>{1, 10}));
     }
 
     void errorsAreReplies() {

@@ -383,7 +383,55 @@ void checkSchema(Pt2Archive& archive) {
     }
 }
 
+// data/aotinductor/<name>/: each compiled model with its metadata (the device and CPU it was
+// compiled for).
+void readCompiled(const ZipReader& zip, const std::string& prefix, const Pt2Limits& limits,
+                  Pt2Archive& archive) {
+    const std::string base = prefix + "data/aotinductor/";
+    for (const auto& record : zip.records()) {
+        if (!startsWith(record.name, base)) {
+            continue;
+        }
+        const std::string rest = record.name.substr(base.size());
+        const size_t slash = rest.find('/');
+        if (slash == std::string::npos || slash == 0) {
+            continue;
+        }
+        const std::string name = rest.substr(0, slash);
+        auto it = std::find_if(archive.compiled.begin(), archive.compiled.end(),
+                               [&name](const Pt2CompiledModel& m) { return m.name == name; });
+        if (it == archive.compiled.end()) {
+            archive.compiled.push_back({name, {}, {}, 0});
+            it = archive.compiled.end() - 1;
+        }
+        if (endsWith(rest, ".so")) {
+            it->libraryBytes += record.size;
+        } else if (endsWith(rest, ".wrapper.cpp")) {
+            it->wrapperSource = record.name;
+        } else if (endsWith(rest, ".wrapper_metadata.json")) {
+            std::vector<std::string> notes;
+            if (const auto metadata = readJson(zip, record.name, limits, notes)) {
+                if (metadata->is_object()) {
+                    for (auto m = metadata->begin(); m != metadata->end(); ++m) {
+                        it->metadata[m.key()] =
+                            m.value().is_string() ? m.value().get<std::string>() : m.value().dump();
+                    }
+                }
+            }
+        }
+    }
+}
+
 } // namespace
+
+const Pt2CompiledModel* findCompiled(const Pt2Archive& archive, const std::string& name) {
+    for (const Pt2CompiledModel& model : archive.compiled) {
+        if (model.name == name) {
+            return &model;
+        }
+    }
+    return nullptr;
+}
 
 std::string Pt2TensorMeta::text() const {
     std::string out = shortDtype + "[";
@@ -526,6 +574,7 @@ Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits) {
         model.sampleInputs = zip.find(prefix + "data/sample_inputs/" + name + ".pt") != nullptr;
         archive.models.push_back(std::move(model));
     }
+    readCompiled(zip, prefix, limits, archive);
     if (archive.models.empty() && archive.aotInductorFiles.empty()) {
         archive.notes.push_back("it holds no models/<name>.json and no compiled model");
     }

@@ -103,6 +103,15 @@ struct Pt2Model {
     std::vector<std::string> notes; // parts that did not read, and why
 };
 
+// A model AOTInductor compiled into the archive (data/aotinductor/<name>/): a shared library and
+// its generated sources, run by LibTorch's AOTIModelPackageLoader.
+struct Pt2CompiledModel {
+    std::string name;                            // "model"
+    std::map<std::string, std::string> metadata; // "AOTI_DEVICE_KEY" -> "cpu", "AOTI_CPU_ISA", ...
+    std::string wrapperSource;                   // the record of its generated wrapper .cpp
+    uint64_t libraryBytes = 0;                   // its shared libraries' size
+};
+
 struct Pt2Archive {
     bool ok = false;    // the archive is a .pt2 and its models were read (perhaps in part)
     std::string error;  // why not, when !ok
@@ -112,6 +121,7 @@ struct Pt2Archive {
     int schemaMajor = -1, schemaMinor = -1;
     std::vector<Pt2Model> models;
     std::vector<std::string> aotInductorFiles; // under data/aotinductor/: a compiled model
+    std::vector<Pt2CompiledModel> compiled;
     std::vector<std::string> extraFiles;
     std::vector<std::string> notes; // the schema is newer, parts did not read, ...
 };
@@ -127,6 +137,9 @@ struct Pt2Limits {
 // The graph signature as print(exported_program.graph_signature) lists it: "# inputs",
 // "p_conv_weight: PARAMETER target='conv.weight'", ..., "", "# outputs", "linear: USER_OUTPUT".
 std::vector<std::string> signatureLines(const Pt2Model& model);
+
+// The compiled model of that name, or nullptr.
+const Pt2CompiledModel* findCompiled(const Pt2Archive& archive, const std::string& name);
 
 // True when the zip is a .pt2 of either layout.
 bool isPt2Archive(const ZipReader& zip);

@@ -1,5 +1,6 @@
 #include "exported_program.h"
 
+#include <format.h>
 #include <zip_reader.h>
 
 #include <algorithm>
@@ -176,12 +177,73 @@ int dtypeBytes(const std::string& dtype) {
     return found == sizes.end() ? 0 : found->second;
 }
 
+// An AOTInductor package without its exported program: one module, whose forward takes the
+// compiled model's flat inputs (named in its generated wrapper) and whose code is that wrapper.
+static ModelInfo compiledOnlyInfo(const ZipReader& zip, const Pt2CompiledModel& compiled) {
+    ModelInfo info;
+    ModuleInfo root;
+    root.type = "AOTInductor package";
+    for (const auto& [key, value] : compiled.metadata) {
+        root.attributes.push_back({key, "str", value});
+    }
+    MethodInfo forward;
+    forward.name = "forward";
+    std::string wrapper;
+    if (const ArchiveRecord* record = zip.find(compiled.wrapperSource)) {
+        wrapper = zip.read(*record, 16u << 20).value_or(std::string());
+    }
+    // Lines such as `inputs_info_[0].name = "arg2_1";`: read as text, never compiled or run.
+    const auto names = [&wrapper](const std::string& array) {
+        std::vector<std::string> found;
+        const std::string key = array + "[";
+        for (size_t at = wrapper.find(key); at != std::string::npos;
+             at = wrapper.find(key, at + 1)) {
+            const size_t close = wrapper.find("].name = \"", at);
+            const size_t end = close == std::string::npos ? close : wrapper.find('"', close + 10);
+            if (close == std::string::npos || end == std::string::npos || close - at > 24) {
+                continue;
+            }
+            const std::string name = wrapper.substr(close + 10, end - close - 10);
+            if (std::find(found.begin(), found.end(), name) == found.end()) {
+                found.push_back(name);
+            }
+        }
+        return found;
+    };
+    const std::vector<std::string> inputs = names("inputs_info_");
+    const std::vector<std::string> outputs = names("outputs_info_");
+    forward.schema = "forward(";
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        forward.schema += (i ? ", Tensor " : "Tensor ") + inputs[i];
+    }
+    std::string returns;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        returns += i ? ", Tensor" : "Tensor";
+    }
+    forward.schema += ") -> " + (outputs.size() == 1 ? returns : "(" + returns + ")");
+    forward.code = wrapper;
+    root.methods.push_back(std::move(forward));
+    info.modules.push_back(std::move(root));
+    info.methodCount = 1;
+    return info;
+}
+
 Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeResult probe) {
     const auto start = std::chrono::steady_clock::now();
     ZipReader zip(path);
     ExportedProgram exported;
     exported.archive_ = readPt2Archive(zip);
     const Pt2Archive& archive = exported.archive_;
+    if (archive.ok && archive.models.empty() && !archive.compiled.empty()) {
+        exported.info_ = compiledOnlyInfo(zip, archive.compiled.front());
+        exported.info_.path = path;
+        exported.info_.probe = std::move(probe);
+        exported.info_.probe.notes.push_back(
+            "an AOTInductor package without its exported program: ScriptScope shows the compiled "
+            "model's generated code and runs it, but has no graph to show (package the program "
+            "with it, torch.export.pt2_archive._package.package_pt2, to see one)");
+        return exported;
+    }
     if (!archive.ok || archive.models.empty()) {
         return Error{ErrorKind::Format,
                      "'" + path + "' is not a torch.export archive ScriptScope can read: " +
@@ -262,6 +324,14 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
             }
         }
     }
+    if (const Pt2CompiledModel* compiled = exported.compiled()) {
+        const auto device = compiled->metadata.find("AOTI_DEVICE_KEY");
+        info.modules.front().attributes.push_back(
+            {"(compiled model)", "AOTInductor",
+             "'" + compiled->name + "' for " +
+                 (device == compiled->metadata.end() ? std::string("?") : device->second) + ", " +
+                 formatBytes(compiled->libraryBytes)});
+    }
     MethodInfo forward;
     forward.name = "forward";
     forward.schema = forwardSchema(model);
@@ -292,9 +362,22 @@ Expected<std::string> ExportedProgram::code(const std::string& modulePath,
     return info_.modules.front().methods.front().code;
 }
 
+Status ExportedProgram::checkGraph(const std::string& modulePath, const std::string& method) const {
+    if (auto error = check(modulePath, method)) {
+        return error;
+    }
+    if (archive_.models.empty()) {
+        return Error{ErrorKind::Input,
+                     "'" + info_.path +
+                         "' holds a compiled model without its exported program: it has no graph "
+                         "to show"};
+    }
+    return std::nullopt;
+}
+
 Expected<std::string> ExportedProgram::graph(const std::string& modulePath,
                                              const std::string& method) const {
-    if (auto error = check(modulePath, method)) {
+    if (auto error = checkGraph(modulePath, method)) {
         return *error;
     }
     return info_.modules.front().methods.front().graph;
@@ -302,7 +385,7 @@ Expected<std::string> ExportedProgram::graph(const std::string& modulePath,
 
 Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
                                                  const std::string& method) const {
-    if (auto error = check(modulePath, method)) {
+    if (auto error = checkGraph(modulePath, method)) {
         return *error;
     }
     const Pt2Model& model = program();

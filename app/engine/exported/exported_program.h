@@ -25,7 +25,14 @@ public:
 
     const ModelInfo& info() const { return info_; }
     const Pt2Archive& archive() const { return archive_; }
+    // The exported program; an AOTInductor package may hold only the compiled model (then
+    // hasProgram() is false and graph() and graphModel() say so).
+    bool hasProgram() const { return !archive_.models.empty(); }
     const Pt2Model& program() const { return archive_.models.front(); }
+    // The compiled model that runs it (data/aotinductor/), or nullptr.
+    const Pt2CompiledModel* compiled() const {
+        return archive_.compiled.empty() ? nullptr : &archive_.compiled.front();
+    }
 
     // print(exported_program) for the root's forward; str(exported_program.graph) for its graph
     // (inlined or not: an exported graph is flat).
@@ -35,6 +42,7 @@ public:
 
 private:
     Status check(const std::string& modulePath, const std::string& method) const;
+    Status checkGraph(const std::string& modulePath, const std::string& method) const;
 
     Pt2Archive archive_;
     ModelInfo info_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "error.h"
+#include "exported_program.h"
 #include "format.h"
 #include "graph_model.h"
 #include "model_info.h"
@@ -10,6 +11,7 @@
 #include "run_types.h"
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +90,46 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+// A model AOTInductor compiled into a .pt2 (torch._inductor.aoti_compile_and_package), run
+// through LibTorch's AOTIModelPackageLoader with the same inputs, timing and results as a
+// TorchScript method. Loading it runs the compiled code it holds: only the worker and the CLI's
+// engine process do. LibTorch 2.6 and later; in other builds open() says why not.
+class CompiledModel {
+public:
+    CompiledModel();
+    ~CompiledModel();
+    CompiledModel(const CompiledModel&) = delete;
+    CompiledModel& operator=(const CompiledModel&) = delete;
+
+    static bool supported();
+    // The package's model `name`, compiled for `device` ("cpu", "cuda"): its metadata's
+    // AOTI_DEVICE_KEY.
+    Status open(const std::string& path, const std::string& name, const std::string& device);
+    bool opened() const;
+    double loadMilliseconds() const;
+    // What the compiled code assumes of its inputs: it does not check them itself, and a tensor of
+    // another shape would be read out of bounds. Checked before every run.
+    struct ExpectedInput {
+        std::string name;  // "x"
+        std::string dtype; // "float32"; "" when unknown (then only the count is checked)
+        std::vector<std::string> sizes;                            // "224", or a symbol ("s77")
+        std::map<std::string, std::pair<int64_t, int64_t>> ranges; // symbol -> [min, max]
+    };
+    void expectInputs(std::vector<ExpectedInput> inputs);
+    // request.method must be forward; inputs are tensors (specs, images, a file).
+    Expected<RunResult> run(const RunRequest& request);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// A run of a .pt2: its compiled model (opened into `compiled` on first use, on the device it was
+// compiled for); an exported program without one cannot run in C++, and the error says how to
+// compile it.
+Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
+                                const RunRequest& request);
 
 // Warps an image file with my_ops::warp_perspective and writes the result.
 struct WarpFileRequest {

@@ -1,0 +1,320 @@
+// AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (engine.h).
+#include "engine.h"
+#include "session_internal.h"
+#include "torch_values.h"
+
+#include <schema.h>
+#include <stats.h>
+
+#include <torch/torch.h>
+
+#if __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#define SCRIPTSCOPE_HAS_AOTI 1
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <optional>
+
+namespace scriptscope {
+
+struct CompiledModel::Impl {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+    std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+#endif
+    std::string path;
+    std::string deviceType; // what it was compiled for
+    double loadMs = 0;
+    std::optional<std::vector<CompiledModel::ExpectedInput>> expected;
+};
+
+namespace {
+
+std::string shapeText(const at::Tensor& t) {
+    std::string text;
+    for (int64_t i = 0; i < t.dim(); ++i) {
+        text += (i ? "x" : "") + std::to_string(t.size(i));
+    }
+    return (text.empty() ? std::string("scalar") : text) + " " + detail::dtypeName(t.scalar_type());
+}
+
+std::string expectedText(const CompiledModel::ExpectedInput& input) {
+    std::string sizes;
+    for (size_t i = 0; i < input.sizes.size(); ++i) {
+        sizes += (i ? ", " : "") + input.sizes[i];
+    }
+    return input.dtype + "[" + sizes + "]";
+}
+
+// The inputs against what the compiled code was made for: count, dtype, rank, every static size,
+// and each plain symbol's range.
+Status checkInputs(const std::vector<at::Tensor>& inputs,
+                   const std::vector<CompiledModel::ExpectedInput>& expected) {
+    if (inputs.size() != expected.size()) {
+        return Error{ErrorKind::Input, "the compiled model takes " +
+                                           std::to_string(expected.size()) + " tensors, not " +
+                                           std::to_string(inputs.size())};
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const auto& want = expected[i];
+        const at::Tensor& t = inputs[i];
+        if (want.dtype.empty()) {
+            continue;
+        }
+        const std::string where = "input " + std::to_string(i) + " (" + want.name + ") is " +
+                                  shapeText(t) + ": the compiled model takes " + expectedText(want);
+        bool fits = detail::dtypeName(t.scalar_type()) == want.dtype &&
+                    t.dim() == static_cast<int64_t>(want.sizes.size());
+        std::map<std::string, int64_t> bound;
+        for (size_t d = 0; fits && d < want.sizes.size(); ++d) {
+            const std::string& size = want.sizes[d];
+            const int64_t actual = t.size(static_cast<int64_t>(d));
+            if (!size.empty() && std::all_of(size.begin(), size.end(), ::isdigit)) {
+                fits = std::stoll(size) == actual;
+            } else if (const auto range = want.ranges.find(size); range != want.ranges.end()) {
+                fits = actual >= range->second.first && actual <= range->second.second;
+                const auto seen = bound.emplace(size, actual);
+                fits = fits && seen.first->second == actual; // one symbol, one size
+            }
+        }
+        if (!fits) {
+            return Error{ErrorKind::Input, where};
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+void CompiledModel::expectInputs(std::vector<ExpectedInput> inputs) {
+    impl_->expected = std::move(inputs);
+}
+
+CompiledModel::CompiledModel()
+    : impl_(std::make_unique<Impl>()) {}
+CompiledModel::~CompiledModel() = default;
+
+bool CompiledModel::supported() {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+    return true;
+#else
+    return false;
+#endif
+}
+
+bool CompiledModel::opened() const {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+    return impl_->loader != nullptr;
+#else
+    return false;
+#endif
+}
+
+double CompiledModel::loadMilliseconds() const {
+    return impl_->loadMs;
+}
+
+Status CompiledModel::open(const std::string& path, const std::string& name,
+                           const std::string& device) {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        impl_->loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, name);
+    } catch (const std::exception& error) {
+        Error e = detail::errorFromException(error, ErrorKind::Format);
+        e.message = "cannot load the compiled model '" + name + "' of '" + path + "': " + e.message;
+        return e;
+    }
+    impl_->loadMs = detail::elapsedMs(start);
+    impl_->path = path;
+    impl_->deviceType = device.empty() ? std::string("cpu") : device;
+    return std::nullopt;
+#else
+    (void)name;
+    (void)device;
+    return Error{ErrorKind::Version,
+                 "'" + path + "' holds a model compiled by AOTInductor; LibTorch " +
+                     libtorchVersion() +
+                     " cannot run one (AOTIModelPackageLoader came with PyTorch 2.6). Open it with "
+                     "a ScriptScope built on PyTorch 2.x (scripts/setup.sh --torch-venv)."};
+#endif
+}
+
+Expected<RunResult> CompiledModel::run(const RunRequest& request) {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+    if (!impl_->loader) {
+        return Error{ErrorKind::Internal, "no compiled model is loaded"};
+    }
+    if (request.iterations < 1 || request.warmup < 0) {
+        return Error{ErrorKind::Input, "iterations must be at least 1 and warm-up at least 0"};
+    }
+    if (request.method != "forward") {
+        return Error{ErrorKind::Input,
+                     "a compiled model has one method, forward, not " + request.method};
+    }
+    auto device = detail::parseDevice(request.device);
+    if (!device) {
+        return device.error();
+    }
+    if (c10::DeviceTypeName(device->type(), /*lower_case=*/true) != impl_->deviceType) {
+        return Error{ErrorKind::Device, "'" + impl_->path + "' was compiled by AOTInductor for " +
+                                            impl_->deviceType + " and runs only there, not on " +
+                                            device->str() + ": compile it again for that device"};
+    }
+    RunResult result;
+    result.model = impl_->path;
+    result.method = request.method;
+    result.device = device->str();
+    result.deviceName =
+        device->is_cuda() ? detail::cudaDeviceName(device->index(), nullptr) : "CPU";
+    result.warmup = request.warmup;
+    std::vector<at::Tensor> inputs;
+    const auto take = [&inputs](const c10::IValue& value, const std::string& what) -> Status {
+        if (!value.isTensor()) {
+            return Error{ErrorKind::Input,
+                         what + " is " + value.tagKind() + ": a compiled model takes tensors only"};
+        }
+        inputs.push_back(value.toTensor());
+        return std::nullopt;
+    };
+    if (!request.inputsFile.empty()) {
+        auto value = detail::loadValueFile(request.inputsFile);
+        if (!value) {
+            return value.error();
+        }
+        std::vector<c10::IValue> values = value->isTuple()  ? value->toTupleRef().elements().vec()
+                                          : value->isList() ? value->toListRef().vec()
+                                                            : std::vector<c10::IValue>{*value};
+        for (size_t i = 0; i < values.size(); ++i) {
+            if (auto error =
+                    take(values[i], "input " + std::to_string(i) + " of " + request.inputsFile)) {
+                return *error;
+            }
+        }
+        result.inputDescriptions.push_back("from " + request.inputsFile);
+    }
+    for (const auto& spec : request.inputs) {
+        auto value = detail::buildInput(spec, request.frame.data ? &request.frame : nullptr);
+        if (!value) {
+            return value.error();
+        }
+        if (auto error = take(*value, spec.describe())) {
+            return *error;
+        }
+        result.inputDescriptions.push_back(spec.describe());
+    }
+    if (impl_->expected) {
+        if (auto error = checkInputs(inputs, *impl_->expected)) {
+            return *error;
+        }
+    }
+    try {
+        for (auto& input : inputs) {
+            input = input.to(*device).contiguous();
+        }
+        c10::InferenceMode inferenceMode;
+        std::vector<at::Tensor> outputs;
+        for (int i = 0; i < request.warmup; ++i) {
+            outputs = impl_->loader->run(inputs);
+        }
+        detail::synchronize(*device);
+        result.synchronized = device->is_cuda();
+        result.samplesMs.reserve(static_cast<size_t>(request.iterations));
+        for (int i = 0; i < request.iterations; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            outputs = impl_->loader->run(inputs);
+            detail::synchronize(*device);
+            result.samplesMs.push_back(detail::elapsedMs(start));
+        }
+        result.stats = computeStats(result.samplesMs);
+        c10::IValue output;
+        if (outputs.size() == 1) {
+            output = outputs.front();
+        } else {
+            output = c10::ivalue::Tuple::create(
+                std::vector<c10::IValue>(outputs.begin(), outputs.end()));
+        }
+        result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
+        if (!request.saveOutputsPath.empty()) {
+            const auto bytes = detail::saveValueBytes(detail::toCpu(output));
+            std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);
+            if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
+                !file.flush()) {
+                return Error{ErrorKind::File, "cannot write '" + request.saveOutputsPath + "'"};
+            }
+        }
+    } catch (const std::exception& error) {
+        Error e = detail::errorFromException(error, ErrorKind::Model);
+        e.message = "the compiled model failed: " + e.message;
+        return e;
+    }
+    return result;
+#else
+    (void)request;
+    return Error{ErrorKind::Version, "this LibTorch cannot run AOTInductor packages"};
+#endif
+}
+
+Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
+                                const RunRequest& request) {
+    const std::string& path = program.info().path;
+    const Pt2CompiledModel* model = program.compiled();
+    if (!model) {
+        // LibTorch 2.14's wheel has no C++ runtime for plain exported programs (torch/nativert is
+        // neither in its libraries nor in its headers): AOTInductor's package loader is the one.
+        return Error{ErrorKind::Format,
+                     "'" + path +
+                         "' is an exported program without a compiled model: LibTorch runs a .pt2 "
+                         "only once AOTInductor has compiled it. In Python: "
+                         "torch._inductor.aoti_compile_and_package(torch.export.load('" +
+                         path + "'), package_path='model_compiled.pt2'), then open that file."};
+    }
+    if (!compiled.opened()) {
+        // The inputs the program was exported for; a compiled model alone names only its inputs.
+        std::vector<CompiledModel::ExpectedInput> expected;
+        if (program.hasProgram()) {
+            const Pt2Model& exported = program.program();
+            for (const Pt2SignatureEntry& entry : exported.inputs) {
+                if (entry.kind != "USER_INPUT") {
+                    continue;
+                }
+                CompiledModel::ExpectedInput input;
+                input.name = entry.name;
+                if (const auto meta = exported.tensors.find(entry.name);
+                    meta != exported.tensors.end()) {
+                    input.dtype = meta->second.dtype;
+                    input.sizes = meta->second.sizes;
+                }
+                for (const auto& [symbol, range] : exported.rangeConstraints) {
+                    // "VR[2, 64]"; an open end (int_oo) is no bound
+                    int64_t low = 0, high = 0;
+                    if (std::sscanf(range.c_str(), "VR[%ld, %ld]", &low, &high) == 2) {
+                        input.ranges[symbol] = {low, high};
+                    } else if (std::sscanf(range.c_str(), "VR[%ld,", &low) == 1) {
+                        input.ranges[symbol] = {low, std::numeric_limits<int64_t>::max()};
+                    }
+                }
+                expected.push_back(std::move(input));
+            }
+        } else {
+            for (const SchemaArgument& argument :
+                 schemaArguments(program.info().modules.front().methods.front().schema)) {
+                expected.push_back({argument.name, {}, {}, {}});
+            }
+        }
+        compiled.expectInputs(std::move(expected));
+        const auto device = model->metadata.find("AOTI_DEVICE_KEY");
+        if (auto error = compiled.open(path, model->name,
+                                       device == model->metadata.end() ? "cpu" : device->second)) {
+            return *error;
+        }
+    }
+    return compiled.run(request);
+}
+
+} // namespace scriptscope
