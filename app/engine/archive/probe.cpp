@@ -306,10 +306,13 @@ void describeExportedProgram(ProbeResult& result, const Pt2Archive& archive) {
                                         std::to_string(archive.schemaMinor)
                                   : std::string()) +
         (archive.aotInductorFiles.empty() ? std::string() : ", with an AOTInductor model") +
-        "), not TorchScript" + (what.empty() ? std::string() : ": " + what) +
-        ". ScriptScope reads its signature and nodes without running it (scriptscope-cli info) "
-        "but does not open or run .pt2 files yet: in Python, torch.export.load runs it, and "
-        "torch.jit.save (torch.jit.script or trace) gives an archive ScriptScope opens.";
+        ")" + (what.empty() ? std::string() : ": " + what) +
+        ". ScriptScope shows its module tree, graph and printouts without running it" +
+        (archive.aotInductorFiles.empty()
+             ? std::string("; to run it, compile it with AOTInductor "
+                           "(torch._inductor.aoti_compile_and_package)")
+             : std::string("; a build on PyTorch 2.x runs its compiled model")) +
+        ".";
     if (!archive.ok) {
         result.damage = archive.error;
     }
