@@ -465,6 +465,9 @@ void RunPanel::setModel(const ModelInfo& model) {
     imageStd_->setText(image.value(QStringLiteral("std")).toString());
     if (!saved.isEmpty()) {
         inputs_->restore(saved.value(QStringLiteral("inputs")).toArray());
+    } else if (const QString size = exportedImageSize(); !size.isEmpty()) {
+        // An exported program records its input's size: images are made that size from the start.
+        imageSize_->setText(size);
     }
     showStatus(tr("Ready to run %1").arg(QFileInfo(QString::fromStdString(model.path)).fileName()),
                false);
@@ -509,6 +512,26 @@ const MethodInfo* RunPanel::currentMethod() const {
         }
     }
     return nullptr;
+}
+
+QString RunPanel::exportedImageSize() const {
+    const MethodInfo* method = currentMethod();
+    if (!method || method->inputAnnotations.empty()) {
+        return {};
+    }
+    // "f32[1, 3, 224, 224]": a batch of three-channel images of a static size.
+    const QString annotation = QString::fromStdString(method->inputAnnotations.front());
+    const qsizetype open = annotation.indexOf(QLatin1Char('['));
+    const QStringList dims =
+        annotation.mid(open + 1, annotation.size() - open - 2).split(QStringLiteral(", "));
+    bool heightOk = false, widthOk = false;
+    const int height = dims.size() == 4 ? dims[2].toInt(&heightOk) : 0;
+    const int width = dims.size() == 4 ? dims[3].toInt(&widthOk) : 0;
+    if (open < 0 || dims.size() != 4 ||
+        (dims[1] != QLatin1String("3") && dims[1] != QLatin1String("1")) || !heightOk || !widthOk) {
+        return {};
+    }
+    return QStringLiteral("%1x%2").arg(width).arg(height);
 }
 
 void RunPanel::fillInputs() {

@@ -107,6 +107,9 @@ private:
     void clearResults();
     QJsonObject settings() const;
     QString imageOptions() const;
+    // "224x224" when the model is an exported program whose first input is a batch of images
+    // of a static size; empty otherwise.
+    QString exportedImageSize() const;
     const MethodInfo* currentMethod() const;
 
     WorkerClient* worker_;

@@ -115,6 +115,9 @@ struct MethodInfo {
     std::string schema; // e.g. "forward(__torch__.MyCell self, Tensor x, Tensor h) -> ..."
     std::string code;   // exactly Python's module.method.code
     std::string graph;  // exactly Python's str(module.method.graph)
+    // A .pt2's forward: each argument as the exported program records it ("f32[1, 3, 224, 224]",
+    // "f32[s77, 3, 8, 8]"); empty for TorchScript, whose methods take any shape.
+    std::vector<std::string> inputAnnotations;
 };
 
 struct ModuleInfo {

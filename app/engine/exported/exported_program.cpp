@@ -335,6 +335,13 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
     MethodInfo forward;
     forward.name = "forward";
     forward.schema = forwardSchema(model);
+    for (const Pt2SignatureEntry& entry : model.inputs) {
+        if (entry.kind == "USER_INPUT") {
+            const auto meta = model.tensors.find(entry.name);
+            forward.inputAnnotations.push_back(meta == model.tensors.end() ? std::string()
+                                                                           : meta->second.text());
+        }
+    }
     forward.code = exportedProgramText(model);
     forward.graph = exportedGraphText(model);
     info.modules.front().methods.push_back(std::move(forward));
