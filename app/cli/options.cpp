@@ -146,7 +146,13 @@ const char* const kDiffFooter =
     R"(Compares two archives: modules added, removed or of another type; parameters and buffers that
 differ (max |difference|, or shape or dtype); plain attributes; the code and graph of every
 method (a diff); extra files. The exit status is 0 when they are the same, 1 when they differ
-(or cannot be read), 2 for a usage error.)";
+(or cannot be read), 2 for a usage error.
+
+A TorchScript archive and a torch.export archive (.pt2) of the same model ("is my export the same
+model?"): the module trees and every parameter and buffer by name; with --input or --inputs, both
+run on the same inputs (the .pt2 through its AOTInductor-compiled model, PyTorch 2.x builds) and
+their outputs must agree within 1e-4; their timings are shown side by side. Code and graphs
+differ by nature and are not compared.)";
 
 const char* const kDevicesFooter =
     R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
@@ -510,6 +516,11 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     CLI::App* diff = command("diff", "Two archives compared: modules, tensors, code, graphs",
                              kDiffFooter, "A", "The first archive");
     diff->add_option("B", secondFile, "The second archive")->type_name("")->required();
+    // A TorchScript archive against its torch.export twin: the outputs on the same inputs too.
+    runOptions(diff);
+    diff->add_option("--iters,--iterations", o.run.iterations,
+                     "Timed runs of each (a .pt against a .pt2 with --input)")
+        ->capture_default_str();
     jsonFlag(diff);
 
     CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,

@@ -288,7 +288,16 @@ std::vector<Pt2Weight> readConfig(const json& config, const ZipReader& zip, cons
     for (auto it = entries.begin(); it != entries.end(); ++it) {
         Pt2Weight weight;
         weight.name = it.key();
-        weight.meta = tensorMeta(member(it.value(), "tensor_meta"));
+        const json& meta = member(it.value(), "tensor_meta");
+        weight.meta = tensorMeta(meta);
+        for (const json& stride : member(meta, "strides")) {
+            const json& value = member(stride, "as_int");
+            weight.strides.push_back(value.is_number_integer() ? value.get<int64_t>() : -1);
+        }
+        const json& offset = member(member(meta, "storage_offset"), "as_int");
+        weight.storageOffset = offset.is_number_integer() ? offset.get<int64_t>() : 0;
+        weight.pickled = member(it.value(), "use_pickle").is_boolean() &&
+                         member(it.value(), "use_pickle").get<bool>();
         weight.parameter = member(it.value(), "is_param").is_boolean() &&
                            member(it.value(), "is_param").get<bool>();
         const std::string file = stringOf(member(it.value(), "path_name"));

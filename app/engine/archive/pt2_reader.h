@@ -81,6 +81,11 @@ struct Pt2Weight {
     Pt2TensorMeta meta;
     bool parameter = false;
     uint64_t bytes = 0; // the record's size
+    // How the record's bytes (the tensor's whole storage) are viewed; a pickled weight
+    // (use_pickle) is a torch.save file instead.
+    std::vector<int64_t> strides;
+    int64_t storageOffset = 0;
+    bool pickled = false;
 };
 
 struct Pt2Model {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -158,6 +159,66 @@ std::map<std::string, std::string> extraFiles(const std::string& path) {
 
 } // namespace
 
+namespace detail {
+
+std::optional<TensorChange> compareTensors(const std::string& name, bool buffer,
+                                           const at::Tensor& x, const at::Tensor& other) {
+    TensorChange change;
+    change.name = name;
+    change.buffer = buffer;
+    change.shapeA = x.sizes().vec();
+    change.dtypeA = detail::dtypeName(x.scalar_type());
+    change.numel = x.numel();
+    const at::Tensor y = other.to(x.device());
+    change.shapeB = y.sizes().vec();
+    change.dtypeB = detail::dtypeName(y.scalar_type());
+    if (change.shapeA != change.shapeB) {
+        change.kind = TensorChange::Kind::Shape;
+        return change;
+    }
+    if (change.dtypeA != change.dtypeB) {
+        change.kind = TensorChange::Kind::Dtype;
+        return change;
+    }
+    const at::Tensor dx = x.is_quantized() ? x.dequantize() : x;
+    const at::Tensor dy = y.is_quantized() ? y.dequantize() : y;
+    if (dx.device().is_cpu() && dx.scalar_type() == at::kFloat) {
+        // Most parameters: one pass over both, no temporaries.
+        const auto difference = floatDifference(dx.contiguous(), dy.contiguous());
+        if (difference.first == 0) {
+            return std::nullopt;
+        }
+        change.differing = difference.first;
+        change.maxAbsDiff = difference.second;
+        change.kind = TensorChange::Kind::Values;
+        return change;
+    }
+    if (at::equal(dx, dy)) {
+        return std::nullopt;
+    }
+    double largest = 0;
+    if (dx.is_floating_point()) {
+        largest = (dx - dy).abs().max().item<double>();
+    } else {
+        largest = (dx.to(at::kDouble) - dy.to(at::kDouble)).abs().max().item<double>();
+    }
+    change.differing = dx.ne(dy).sum().item<int64_t>();
+    if (std::isnan(largest)) {
+        // equal() says NaN != NaN: look closer before calling it a change.
+        largest = maxAbsDifference(dx, dy).value_or(0);
+        const at::Tensor same = (dx == dy) | (dx.isnan() & dy.isnan());
+        change.differing = change.numel - same.sum().item<int64_t>();
+    }
+    if (change.differing == 0) {
+        return std::nullopt;
+    }
+    change.kind = TensorChange::Kind::Values;
+    change.maxAbsDiff = largest;
+    return change;
+}
+
+} // namespace detail
+
 Expected<ArchiveDiff> Session::diff(const Session& other) const {
     if (!impl_->module || !other.impl_->module) {
         return Error{ErrorKind::Internal, "both models must be loaded"};
@@ -191,68 +252,22 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
         const auto tb = tensorsByName(*other.impl_->module);
         for (const auto& [name, entry] : ta) {
             const auto found = tb.find(name);
-            TensorChange change;
-            change.name = name;
-            change.buffer = entry.buffer;
-            change.shapeA = entry.tensor.sizes().vec();
-            change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
-            change.numel = entry.tensor.numel();
             if (found == tb.end()) {
+                TensorChange change;
+                change.name = name;
+                change.buffer = entry.buffer;
+                change.shapeA = entry.tensor.sizes().vec();
+                change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
+                change.numel = entry.tensor.numel();
                 change.kind = TensorChange::Kind::Removed;
                 out.tensors.push_back(change);
                 continue;
             }
-            const at::Tensor& x = entry.tensor;
-            const at::Tensor y = found->second.tensor.to(x.device());
-            change.shapeB = y.sizes().vec();
-            change.dtypeB = detail::dtypeName(y.scalar_type());
             ++out.tensorsCompared;
-            if (change.shapeA != change.shapeB) {
-                change.kind = TensorChange::Kind::Shape;
-                out.tensors.push_back(change);
-                continue;
+            if (auto changed = detail::compareTensors(name, entry.buffer, entry.tensor,
+                                                      found->second.tensor)) {
+                out.tensors.push_back(std::move(*changed));
             }
-            if (change.dtypeA != change.dtypeB) {
-                change.kind = TensorChange::Kind::Dtype;
-                out.tensors.push_back(change);
-                continue;
-            }
-            const at::Tensor dx = x.is_quantized() ? x.dequantize() : x;
-            const at::Tensor dy = y.is_quantized() ? y.dequantize() : y;
-            if (dx.device().is_cpu() && dx.scalar_type() == at::kFloat) {
-                // Most parameters: one pass over both, no temporaries.
-                const auto difference = floatDifference(dx.contiguous(), dy.contiguous());
-                if (difference.first == 0) {
-                    continue;
-                }
-                change.differing = difference.first;
-                change.maxAbsDiff = difference.second;
-                change.kind = TensorChange::Kind::Values;
-                out.tensors.push_back(change);
-                continue;
-            }
-            if (at::equal(dx, dy)) {
-                continue;
-            }
-            double largest = 0;
-            if (dx.is_floating_point()) {
-                largest = (dx - dy).abs().max().item<double>();
-            } else {
-                largest = (dx.to(at::kDouble) - dy.to(at::kDouble)).abs().max().item<double>();
-            }
-            change.differing = dx.ne(dy).sum().item<int64_t>();
-            if (std::isnan(largest)) {
-                // equal() says NaN != NaN: look closer before calling it a change.
-                largest = maxAbsDifference(dx, dy).value_or(0);
-                const at::Tensor same = (dx == dy) | (dx.isnan() & dy.isnan());
-                change.differing = change.numel - same.sum().item<int64_t>();
-            }
-            if (change.differing == 0) {
-                continue;
-            }
-            change.kind = TensorChange::Kind::Values;
-            change.maxAbsDiff = largest;
-            out.tensors.push_back(change);
         }
         for (const auto& [name, entry] : tb) {
             if (!ta.count(name)) {
@@ -369,6 +384,144 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
     }
     out.identical = out.modules.empty() && out.tensors.empty() && out.attributes.empty() &&
                     out.texts.empty() && out.extraFiles.empty();
+    out.diffMs = detail::elapsedMs(start);
+    return out;
+}
+
+namespace {
+
+std::string className(const std::string& type) {
+    const size_t dot = type.rfind('.');
+    return dot == std::string::npos ? type : type.substr(dot + 1);
+}
+
+// A weight of the .pt2 as a tensor: its record's bytes viewed with its sizes, strides and offset.
+Expected<at::Tensor> exportedTensor(const ZipReader& zip, const Pt2Weight& weight) {
+    const std::string where = "'" + weight.name + "' of the .pt2";
+    if (weight.pickled || weight.record.empty()) {
+        return Error{ErrorKind::Format, where + " is not stored as raw bytes"};
+    }
+    const ArchiveRecord* record = zip.find(weight.record);
+    auto dtype = detail::dtypeFromName(weight.meta.dtype);
+    if (!record || !dtype) {
+        return Error{ErrorKind::Format, where + " cannot be read"};
+    }
+    auto bytes = zip.read(*record, uint64_t{16} << 30);
+    if (!bytes) {
+        return Error{ErrorKind::Format, where + ": " + zip.error()};
+    }
+    std::vector<int64_t> sizes;
+    for (const std::string& size : weight.meta.sizes) {
+        sizes.push_back(std::atoll(size.c_str()));
+    }
+    std::vector<int64_t> strides = weight.strides;
+    if (strides.size() != sizes.size()) {
+        const auto contiguous = c10::contiguous_strides(sizes);
+        strides.assign(contiguous.begin(), contiguous.end());
+    }
+    const int64_t element = static_cast<int64_t>(c10::elementSize(*dtype));
+    // The last element the view reaches must lie inside the record.
+    int64_t last = weight.storageOffset;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] == 0) {
+            last = -1;
+            break;
+        }
+        last += (sizes[i] - 1) * strides[i];
+    }
+    if (weight.storageOffset < 0 ||
+        (last >= 0 && (last + 1) * element > static_cast<int64_t>(bytes->size()))) {
+        return Error{ErrorKind::Format, where + " is shorter than its shape"};
+    }
+    const at::Tensor storage =
+        at::empty({static_cast<int64_t>(bytes->size()) / element}, at::TensorOptions(*dtype));
+    std::memcpy(storage.data_ptr(), bytes->data(), static_cast<size_t>(storage.numel() * element));
+    return storage.as_strided(sizes, strides, weight.storageOffset).clone();
+}
+
+} // namespace
+
+Expected<ArchiveDiff> Session::diff(const ExportedProgram& other) const {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    if (!other.hasProgram()) {
+        return Error{ErrorKind::Input, "'" + other.info().path +
+                                           "' holds a compiled model without its exported "
+                                           "program: there is no module tree or state to compare"};
+    }
+    const auto start = std::chrono::steady_clock::now();
+    ArchiveDiff out;
+    out.pathA = impl_->path;
+    out.pathB = other.info().path;
+    try {
+        const auto a = modulesByPath(*impl_->module);
+        std::map<std::string, std::string> b;
+        for (const ModuleInfo& module : other.info().modules) {
+            b[module.path] = module.type;
+        }
+        for (const auto& [path, module] : a) {
+            const auto found = b.find(path);
+            const std::string type = demangled(typeName(module));
+            if (found == b.end()) {
+                out.modules.push_back({path, ModuleChange::Kind::Removed, type, ""});
+            } else if (found->second != "(not called)" && !path.empty() &&
+                       className(type) != className(found->second)) {
+                out.modules.push_back({path, ModuleChange::Kind::Retyped, type, found->second});
+            }
+        }
+        for (const auto& [path, type] : b) {
+            if (!a.count(path)) {
+                out.modules.push_back({path, ModuleChange::Kind::Added, "", type});
+            }
+        }
+        const ZipReader zip(other.info().path);
+        std::map<std::string, const Pt2Weight*> weights;
+        for (const auto* list : {&other.program().weights, &other.program().constants}) {
+            for (const Pt2Weight& weight : *list) {
+                weights[weight.name] = &weight;
+            }
+        }
+        const auto ta = tensorsByName(*impl_->module);
+        for (const auto& [name, entry] : ta) {
+            const auto found = weights.find(name);
+            if (found == weights.end()) {
+                TensorChange change;
+                change.name = name;
+                change.buffer = entry.buffer;
+                change.shapeA = entry.tensor.sizes().vec();
+                change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
+                change.numel = entry.tensor.numel();
+                change.kind = TensorChange::Kind::Removed;
+                out.tensors.push_back(change);
+                continue;
+            }
+            auto theirs = exportedTensor(zip, *found->second);
+            if (!theirs) {
+                return theirs.error();
+            }
+            ++out.tensorsCompared;
+            if (auto changed = detail::compareTensors(name, entry.buffer, entry.tensor, *theirs)) {
+                out.tensors.push_back(std::move(*changed));
+            }
+        }
+        for (const auto& [name, weight] : weights) {
+            if (!ta.count(name)) {
+                TensorChange change;
+                change.name = name;
+                change.kind = TensorChange::Kind::Added;
+                change.buffer = !weight->parameter;
+                for (const std::string& size : weight->meta.sizes) {
+                    change.shapeB.push_back(std::atoll(size.c_str()));
+                }
+                change.dtypeB = weight->meta.dtype;
+                out.tensors.push_back(change);
+            }
+        }
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Internal);
+    }
+    out.identical = out.modules.empty() && out.tensors.empty();
     out.diffMs = detail::elapsedMs(start);
     return out;
 }

@@ -81,6 +81,11 @@ public:
     // This model against another loaded one: modules, tensors, attributes, code, graphs, extra
     // files.
     Expected<ArchiveDiff> diff(const Session& other) const;
+    // This TorchScript model against its torch.export twin: the module trees (types by class
+    // name: __torch__.Net and __main__.Net are one class) and every parameter and buffer by its
+    // state-dict name, values read from the .pt2's weight records. Code, graphs and attributes
+    // differ by nature and are not compared.
+    Expected<ArchiveDiff> diff(const ExportedProgram& other) const;
 
     // min/max/mean/std and NaN/Inf counts of the module's own parameters and buffers, computed on
     // request (they read every value). Each value's key is the tensor's name.

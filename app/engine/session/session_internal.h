@@ -47,5 +47,10 @@ void synchronize(const torch::Device& device);
 
 double elapsedMs(std::chrono::steady_clock::time_point since);
 
+// x against y (moved to x's device): nullopt when they are equal (NaN equals NaN), else how they
+// differ (shape, dtype, or values: how many and by how much at most).
+std::optional<TensorChange> compareTensors(const std::string& name, bool buffer,
+                                           const at::Tensor& x, const at::Tensor& y);
+
 } // namespace detail
 } // namespace scriptscope
