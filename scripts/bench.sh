@@ -9,8 +9,15 @@ build/bin/bench_scriptscope build/bench/resnet18.pt
 build/bin/bench_gui build/bench/vit_b_16.pt
 build/bin/bench_warp
 build/bin/bench_run build/bench/resnet18.pt
+# A .pt2 of ResNet-50 needs PyTorch 2.x: made with the venv of setup.sh --torch-venv, if there is one.
+exported=()
+venv_python=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/scriptscope/torch-*/bin/python 2>/dev/null | tail -1 || true)
+if [ -n "$venv_python" ]; then
+    "$venv_python" tests/benchmarks/make_bench_models.py build/bench resnet50.pt2
+    exported=(build/bench/resnet50.pt2)
+fi
 build/bin/bench_diagram --op-library "$(cat build/fixtures/torchvision_library.txt)" \
-    build/bench/resnet50.pt build/bench/fasterrcnn.pt
+    build/bench/resnet50.pt build/bench/fasterrcnn.pt "${exported[@]}"
 build/bin/bench_numerics build/bench/resnet18.pt build/bench/resnet50.pt build/bench/resnet50_other.pt
 build/bin/bench_pipeline build/bench/resnet18.pt
 build/bin/bench_cli build/bin/scriptscope-cli build/bin/raw_graph "$(cat build/fixtures-dir.txt)/compute.pt"

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Makes the benchmarks' models from torchvision (random weights, nothing downloaded), scripted
 and saved: ResNet-18; ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark; ResNet-50 and
-Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark; a second ResNet-50 for the diff's.
+Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark; a second ResNet-50 for the diff's;
+with PyTorch 2.x, ResNet-50 exported (resnet50.pt2) for the diagram's benchmark too.
 make_bench_models.py OUT_DIR [NAME...]   (default: all)"""
 import os
 import sys
@@ -30,3 +31,13 @@ make("resnet50", lambda: torchvision.models.resnet50(weights=None))
 make("resnet50_other", lambda: torchvision.models.resnet50(weights=None), seed=1)
 make("fasterrcnn", lambda: torchvision.models.detection.fasterrcnn_resnet50_fpn(
     weights=None, weights_backbone=None))
+
+# With a PyTorch that has torch.export.save: ResNet-50 exported (.pt2), for the diagram's
+# benchmark of a .pt2 beside the TorchScript one.
+path = os.path.join(out, "resnet50.pt2")
+if hasattr(torch, "export") and hasattr(torch.export, "save") and not os.path.exists(path) and (
+        not wanted or "resnet50.pt2" in wanted):
+    torch.manual_seed(0)
+    resnet = torchvision.models.resnet50(weights=None).eval()
+    torch.export.save(torch.export.export(resnet, (torch.rand(1, 3, 224, 224),)), path)
+    print("wrote", path)
