@@ -11,7 +11,8 @@ build/bin/bench_warp
 build/bin/bench_run build/bench/resnet18.pt
 # A .pt2 of ResNet-50 needs PyTorch 2.x: made with the venv of setup.sh --torch-venv, if there is one.
 exported=()
-venv_python=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/scriptscope/torch-*/bin/python 2>/dev/null | tail -1 || true)
+venv_python=$(find "${XDG_CACHE_HOME:-$HOME/.cache}/scriptscope" -maxdepth 3 -path '*/torch-*/bin/python' \
+    2>/dev/null | sort | tail -1)
 if [ -n "$venv_python" ]; then
     "$venv_python" tests/benchmarks/make_bench_models.py build/bench resnet50.pt2
     exported=(build/bench/resnet50.pt2)
