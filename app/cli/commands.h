@@ -58,6 +58,8 @@ private:
     CompiledModel compiled_;
 };
 Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode);
+// "1x3x224x224", "scalar" for a tensor of no dimensions.
+std::string shapeText(const std::vector<int64_t>& shape);
 // Prints `text`, or writes it to -o FILE.
 int printOrWrite(const Options& o, const std::string& text);
 

@@ -184,6 +184,14 @@ Expected<RunResult> InspectedModel::run(const RunRequest& request) {
     return exported ? runExported(*exported, compiled_, request) : session.run(request);
 }
 
+std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string text;
+    for (const int64_t size : shape) {
+        text += (text.empty() ? "" : "x") + std::to_string(size);
+    }
+    return text.empty() ? "scalar" : text;
+}
+
 // The command's text on stdout, or in the -o file.
 int printOrWrite(const Options& o, const std::string& text) {
     if (o.output.empty()) {

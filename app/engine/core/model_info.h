@@ -149,6 +149,11 @@ struct ModelInfo {
     std::string torchVersion; // of the LibTorch that loaded it
     double loadMilliseconds = 0;
 
+    // Fills the totals from each module's own parameters and buffers: every module's
+    // totalParameterCount and totalBytes (its submodules' included), and the model's counts.
+    // `modules` must be in pre-order (children after their parent).
+    void sumTotals();
+
     const ModuleInfo* findModule(const std::string& modulePath) const {
         for (const auto& module : modules) {
             if (module.path == modulePath) {

@@ -305,25 +305,7 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
             module.attributes.push_back({t.name, "Tensor (constant)", tensorMeta.text()});
         }
     }
-    // Totals, bottom-up: the list is pre-order, so children follow their parent.
-    for (auto it = info.modules.rbegin(); it != info.modules.rend(); ++it) {
-        it->totalParameterCount += it->parameterCount;
-        for (const auto& t : it->parameters) {
-            it->totalBytes += t.bytes;
-        }
-        for (const auto& t : it->buffers) {
-            it->totalBytes += t.bytes;
-            info.bufferBytes += t.bytes;
-        }
-        info.parameterCount += it->parameterCount;
-        info.parameterBytes += it->parameterBytes;
-        for (const auto& childPath : it->children) {
-            if (const auto* child = info.findModule(childPath)) {
-                it->totalParameterCount += child->totalParameterCount;
-                it->totalBytes += child->totalBytes;
-            }
-        }
-    }
+    info.sumTotals();
     if (const Pt2CompiledModel* compiled = exported.compiled()) {
         const auto device = compiled->metadata.find("AOTI_DEVICE_KEY");
         info.modules.front().attributes.push_back(

@@ -49,6 +49,18 @@ struct NamedTensor {
     bool buffer = false;
 };
 
+// A tensor only the first model has.
+TensorChange removedTensor(const std::string& name, const NamedTensor& entry) {
+    TensorChange change;
+    change.name = name;
+    change.buffer = entry.buffer;
+    change.shapeA = entry.tensor.sizes().vec();
+    change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
+    change.numel = entry.tensor.numel();
+    change.kind = TensorChange::Kind::Removed;
+    return change;
+}
+
 std::map<std::string, NamedTensor> tensorsByName(const torch::jit::Module& root) {
     std::map<std::string, NamedTensor> tensors;
     for (const auto& entry : root.named_parameters(/*recurse=*/true)) {
@@ -253,14 +265,7 @@ Expected<ArchiveDiff> Session::diff(const Session& other) const {
         for (const auto& [name, entry] : ta) {
             const auto found = tb.find(name);
             if (found == tb.end()) {
-                TensorChange change;
-                change.name = name;
-                change.buffer = entry.buffer;
-                change.shapeA = entry.tensor.sizes().vec();
-                change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
-                change.numel = entry.tensor.numel();
-                change.kind = TensorChange::Kind::Removed;
-                out.tensors.push_back(change);
+                out.tensors.push_back(removedTensor(name, entry));
                 continue;
             }
             ++out.tensorsCompared;
@@ -486,14 +491,7 @@ Expected<ArchiveDiff> Session::diff(const ExportedProgram& other) const {
         for (const auto& [name, entry] : ta) {
             const auto found = weights.find(name);
             if (found == weights.end()) {
-                TensorChange change;
-                change.name = name;
-                change.buffer = entry.buffer;
-                change.shapeA = entry.tensor.sizes().vec();
-                change.dtypeA = detail::dtypeName(entry.tensor.scalar_type());
-                change.numel = entry.tensor.numel();
-                change.kind = TensorChange::Kind::Removed;
-                out.tensors.push_back(change);
+                out.tensors.push_back(removedTensor(name, entry));
                 continue;
             }
             auto theirs = exportedTensor(zip, *found->second);

@@ -241,11 +241,8 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
-            const auto bytes = detail::saveValueBytes(detail::toCpu(output));
-            std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);
-            if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
-                !file.flush()) {
-                return Error{ErrorKind::File, "cannot write '" + request.saveOutputsPath + "'"};
+            if (auto error = detail::saveValueFile(output, request.saveOutputsPath)) {
+                return *error;
             }
         }
     } catch (const std::exception& error) {

@@ -762,26 +762,7 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
         for (const auto& entry : module.named_modules()) {
             info.modules.push_back(moduleInfo(entry.name, entry.value, options.includeCode, cache));
         }
-        // Totals, bottom-up: named_modules() is pre-order, so children follow their parent.
-        for (auto it = info.modules.rbegin(); it != info.modules.rend(); ++it) {
-            it->totalParameterCount += it->parameterCount;
-            for (const auto& t : it->parameters) {
-                it->totalBytes += t.bytes;
-            }
-            for (const auto& t : it->buffers) {
-                it->totalBytes += t.bytes;
-                info.bufferBytes += t.bytes;
-            }
-            info.parameterCount += it->parameterCount;
-            info.parameterBytes += it->parameterBytes;
-            info.methodCount += it->methods.size();
-            for (const auto& childPath : it->children) {
-                if (const auto* child = info.findModule(childPath)) {
-                    it->totalParameterCount += child->totalParameterCount;
-                    it->totalBytes += child->totalBytes;
-                }
-            }
-        }
+        info.sumTotals();
         if (options.includeInlinedGraph) {
             if (auto forward = module.find_method("forward")) {
                 info.inlinedForwardGraph = inlinedGraph(*forward);
@@ -1087,11 +1068,8 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
-            const auto bytes = detail::saveValueBytes(detail::toCpu(output));
-            std::ofstream file(request.saveOutputsPath, std::ios::binary | std::ios::trunc);
-            if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
-                !file.flush()) {
-                return Error{ErrorKind::File, "cannot write '" + request.saveOutputsPath + "'"};
+            if (auto error = detail::saveValueFile(output, request.saveOutputsPath)) {
+                return *error;
             }
         }
     } catch (const std::exception& error) {

@@ -348,6 +348,16 @@ struct ValueFileReader {
 
 } // namespace
 
+Status saveValueFile(const c10::IValue& value, const std::string& path) {
+    const auto bytes = saveValueBytes(toCpu(value));
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file || !file.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
+        !file.flush()) {
+        return Error{ErrorKind::File, "cannot write '" + path + "'"};
+    }
+    return std::nullopt;
+}
+
 std::vector<char> saveValueBytes(const c10::IValue& value) {
     std::vector<char> pickle;
     torch::jit::Pickler pickler(

@@ -26,6 +26,8 @@ constexpr uint64_t kMaxValuePickleBytes = 256u << 20;
 // (PyTorch >= 2.6): torch::pickle_save tags lists and dicts with their TorchScript type through a
 // function (torch.jit._pickle.restore_type_tag) that weights_only refuses; this writes them plain.
 std::vector<char> saveValueBytes(const c10::IValue& value);
+// saveValueBytes of the value (on the CPU) written to a file: RunRequest::saveOutputsPath.
+Status saveValueFile(const c10::IValue& value, const std::string& path);
 
 // The value as the type wants it: lists, tuples and dicts rebuilt with the type's element types
 // (a List[Any] read from a file becomes the List[Tensor] an argument takes), ints widened to

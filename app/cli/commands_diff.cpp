@@ -1,0 +1,337 @@
+// scriptscope-cli diff: two TorchScript archives (modules, tensors, attributes, code, graphs,
+// extra files), or a TorchScript archive and its torch.export twin (modules, tensors, and on the
+// same inputs the outputs and timings).
+#include "commands.h"
+
+#include <engine.h>
+#include <format.h>
+#include <text_diff.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace scriptscope::cli {
+
+namespace {
+
+// Every tensor leaf of an output, with where it sits ("output", "output[1]").
+void tensorLeaves(const OutputValue& v, const std::string& where,
+                  std::vector<std::pair<std::string, const OutputValue*>>& out) {
+    if (v.kind == OutputValue::Kind::Tensor) {
+        out.emplace_back(where, &v);
+    }
+    for (const OutputValue& child : v.children) {
+        tensorLeaves(child, where + "[" + child.key + "]", out);
+    }
+}
+
+// The outputs of the two runs: max |a - b| and where, or why they cannot be compared.
+struct OutputComparison {
+    bool compared = false;
+    std::string note; // why not, or where the largest difference is
+    double maxAbsDiff = 0;
+};
+
+OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
+    std::vector<std::pair<std::string, const OutputValue*>> la, lb;
+    tensorLeaves(a, "output", la);
+    tensorLeaves(b, "output", lb);
+    OutputComparison result;
+    if (la.size() != lb.size()) {
+        result.note =
+            std::to_string(la.size()) + " output tensors against " + std::to_string(lb.size());
+        result.maxAbsDiff = std::numeric_limits<double>::infinity();
+        result.compared = true;
+        return result;
+    }
+    result.compared = true;
+    for (size_t i = 0; i < la.size(); ++i) {
+        const OutputValue& x = *la[i].second;
+        const OutputValue& y = *lb[i].second;
+        if (x.shape != y.shape || x.values.size() != y.values.size()) {
+            result.maxAbsDiff = std::numeric_limits<double>::infinity();
+            result.note =
+                la[i].first + ": " + shapeText(x.shape) + " against " + shapeText(y.shape);
+            return result;
+        }
+        for (size_t k = 0; k < x.values.size(); ++k) {
+            const double d = std::abs(double(x.values[k]) - double(y.values[k]));
+            if (d > result.maxAbsDiff || std::isnan(d)) {
+                result.maxAbsDiff = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+                result.note = la[i].first + ", flat index " + std::to_string(k);
+            }
+        }
+    }
+    return result;
+}
+
+// A TorchScript archive against its torch.export twin.
+int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
+    Options first = o;
+    first.positional = {o.positional[scripted]};
+    Session session;
+    auto model = loadModel(session, first, false);
+    if (!model) {
+        return fail(o, model.error());
+    }
+    const std::string pt2 = o.positional[exported];
+    auto program = ExportedProgram::open(pt2, probeArchive(pt2));
+    if (!program) {
+        return fail(o, program.error());
+    }
+    auto result = session.diff(*program);
+    if (!result) {
+        return fail(o, result.error());
+    }
+    const ArchiveDiff& d = *result;
+    const bool runs = !o.run.inputs.empty() || !o.run.inputsFile.empty();
+    std::optional<RunResult> runA, runB;
+    OutputComparison outputs;
+    std::string outputsNote =
+        "outputs not compared: give --input or --inputs to run both on the same inputs";
+    if (runs) {
+        RunRequest request = o.run;
+        request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+        auto a = session.run(request);
+        if (!a) {
+            return fail(o, a.error());
+        }
+        CompiledModel compiled;
+        auto b = runExported(*program, compiled, request);
+        if (b) {
+            runA = std::move(a).value();
+            runB = std::move(b).value();
+            outputs = compareOutputs(runA->output, runB->output);
+            outputsNote = outputs.note;
+        } else {
+            outputsNote = "outputs not compared: " + b.error().message;
+        }
+    }
+    const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
+    const bool same = d.identical && outputsAgree;
+    if (o.json) {
+        nlohmann::json modules = nlohmann::json::array(), tensors = nlohmann::json::array();
+        for (const auto& m : d.modules) {
+            modules.push_back({{"path", m.path},
+                               {"change", toString(m.kind)},
+                               {"type_a", m.typeA},
+                               {"type_b", m.typeB}});
+        }
+        for (const auto& t : d.tensors) {
+            tensors.push_back({{"name", t.name},
+                               {"change", toString(t.kind)},
+                               {"max_abs_diff", t.maxAbsDiff},
+                               {"differing", t.differing},
+                               {"shape_a", t.shapeA},
+                               {"shape_b", t.shapeB}});
+        }
+        nlohmann::json j = {{"a", d.pathA},
+                            {"b", d.pathB},
+                            {"same", same},
+                            {"modules", modules},
+                            {"tensors", tensors},
+                            {"tensors_compared", d.tensorsCompared},
+                            {"outputs_compared", outputs.compared},
+                            {"outputs_note", outputsNote}};
+        if (outputs.compared) {
+            j["outputs_max_abs_diff"] = outputs.maxAbsDiff;
+            j["p50_ms"] = {runA->stats.p50, runB->stats.p50};
+        }
+        std::cout << j.dump(2) << "\n";
+        return same ? kExitOk : kExitError;
+    }
+    std::cout << "--- " << d.pathA << " (TorchScript)\n+++ " << d.pathB << " (torch.export)\n";
+    std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
+    for (const auto& m : d.modules) {
+        std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
+                  << (m.path.empty() ? "(root)" : m.path) << "  "
+                  << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
+                      : m.typeA.empty()                     ? m.typeB
+                                                            : m.typeA)
+                  << "\n";
+    }
+    std::cout << "Tensors     " << d.tensorsCompared << " parameters and buffers compared, "
+              << (d.tensors.empty() ? "all equal" : std::to_string(d.tensors.size()) + " differ")
+              << "\n";
+    for (const auto& t : d.tensors) {
+        std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
+                  << t.name;
+        if (t.kind == TensorChange::Kind::Values) {
+            std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of "
+                      << t.numel << " values";
+        } else if (t.kind == TensorChange::Kind::Shape) {
+            std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
+        }
+        std::cout << "\n";
+    }
+    if (outputs.compared) {
+        std::cout << "Outputs     max |diff| " << outputs.maxAbsDiff
+                  << (outputs.maxAbsDiff <= 1e-4 ? " (within 1e-4)" : " (more than 1e-4)")
+                  << (outputs.note.empty() ? "" : ", at " + outputs.note) << "\n"
+                  << std::fixed << std::setprecision(3) << "Timing      p50 " << runA->stats.p50
+                  << " ms (TorchScript) against " << runB->stats.p50 << " ms (compiled .pt2), "
+                  << runA->samplesMs.size() << " runs each on " << runA->device << "\n"
+                  << std::defaultfloat;
+    } else {
+        std::cout << "Outputs     " << outputsNote << "\n";
+    }
+    std::cout << (same ? "The same model." : "They differ.") << "\n";
+    return same ? kExitOk : kExitError;
+}
+
+} // namespace
+
+int commandDiff(const Options& o) {
+    const bool firstExported = probeArchive(o.positional[0]).kind == FileKind::ExportedProgram;
+    const bool secondExported = probeArchive(o.positional[1]).kind == FileKind::ExportedProgram;
+    if (firstExported && secondExported) {
+        return usage("diff", "two .pt2 archives: give a TorchScript archive and its torch.export "
+                             "twin (model.pt model.pt2)");
+    }
+    if (firstExported || secondExported) {
+        return commandDiffExported(o, firstExported ? 1 : 0, firstExported ? 0 : 1);
+    }
+    Session a, b;
+    auto first = loadModel(a, o, false);
+    if (!first) {
+        return fail(o, first.error());
+    }
+    Options second = o;
+    second.positional = {o.positional[1]};
+    auto other = loadModel(b, second, false);
+    if (!other) {
+        return fail(o, other.error());
+    }
+    auto result = a.diff(b);
+    if (!result) {
+        return fail(o, result.error());
+    }
+    const ArchiveDiff& d = *result;
+    if (o.json) {
+        nlohmann::json modules = nlohmann::json::array(), tensors = nlohmann::json::array(),
+                       attributes = nlohmann::json::array(), texts = nlohmann::json::array(),
+                       extras = nlohmann::json::array();
+        for (const auto& m : d.modules) {
+            modules.push_back({{"path", m.path},
+                               {"change", toString(m.kind)},
+                               {"type_a", m.typeA},
+                               {"type_b", m.typeB}});
+        }
+        for (const auto& t : d.tensors) {
+            nlohmann::json j = {{"name", t.name},      {"change", toString(t.kind)},
+                                {"buffer", t.buffer},  {"shape_a", t.shapeA},
+                                {"shape_b", t.shapeB}, {"dtype_a", t.dtypeA},
+                                {"dtype_b", t.dtypeB}};
+            if (t.kind == TensorChange::Kind::Values) {
+                j["max_abs_diff"] = t.maxAbsDiff;
+                j["differing"] = t.differing;
+                j["numel"] = t.numel;
+            }
+            tensors.push_back(j);
+        }
+        for (const auto& at : d.attributes) {
+            attributes.push_back(
+                {{"module", at.module}, {"name", at.name}, {"a", at.valueA}, {"b", at.valueB}});
+        }
+        for (const auto& t : d.texts) {
+            texts.push_back({{"module", t.module},
+                             {"method", t.method},
+                             {"what", t.what},
+                             {"added", t.added},
+                             {"removed", t.removed},
+                             {"diff", unifiedText(t.lines)}});
+        }
+        for (const auto& e : d.extraFiles) {
+            extras.push_back({{"name", e.name}, {"change", e.change}});
+        }
+        std::cout << nlohmann::json({{"a", d.pathA},
+                                     {"b", d.pathB},
+                                     {"identical", d.identical},
+                                     {"modules", modules},
+                                     {"tensors", tensors},
+                                     {"tensors_compared", d.tensorsCompared},
+                                     {"attributes", attributes},
+                                     {"texts", texts},
+                                     {"extra_files", extras}})
+                         .dump(2)
+                  << "\n";
+        return d.identical ? kExitOk : kExitError;
+    }
+    if (d.identical) {
+        std::cout << "The same: " << d.tensorsCompared
+                  << " parameters and buffers, every module, attribute, method's code and graph, "
+                     "and the extra files.\n";
+        return kExitOk;
+    }
+    std::cout << "--- " << d.pathA << "\n+++ " << d.pathB << "\n";
+    if (!d.modules.empty()) {
+        std::cout << "\nModules\n";
+        for (const auto& m : d.modules) {
+            std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
+                      << (m.path.empty() ? "(root)" : m.path) << "  "
+                      << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
+                          : m.typeA.empty()                     ? m.typeB
+                                                                : m.typeA)
+                      << "\n";
+        }
+    }
+    if (!d.tensors.empty()) {
+        std::cout << "\nParameters and buffers (" << d.tensorsCompared << " compared)\n";
+        for (const auto& t : d.tensors) {
+            std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
+                      << t.name;
+            switch (t.kind) {
+            case TensorChange::Kind::Values:
+                std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of "
+                          << t.numel << " values";
+                break;
+            case TensorChange::Kind::Shape:
+                std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
+                break;
+            case TensorChange::Kind::Dtype:
+                std::cout << "  " << t.dtypeA << " -> " << t.dtypeB;
+                break;
+            case TensorChange::Kind::Added:
+                std::cout << "  " << shapeText(t.shapeB) << " " << t.dtypeB;
+                break;
+            case TensorChange::Kind::Removed:
+                std::cout << "  " << shapeText(t.shapeA) << " " << t.dtypeA;
+                break;
+            }
+            std::cout << "\n";
+        }
+    }
+    if (!d.attributes.empty()) {
+        std::cout << "\nAttributes\n";
+        for (const auto& at : d.attributes) {
+            std::cout << "  " << (at.module.empty() ? std::string() : at.module + ".") << at.name
+                      << ": " << (at.valueA.empty() ? "(none)" : at.valueA) << " -> "
+                      << (at.valueB.empty() ? "(none)" : at.valueB) << "\n";
+        }
+    }
+    for (const auto& t : d.texts) {
+        std::cout << "\n"
+                  << (t.module.empty() ? "(root)" : t.module) << "." << t.method << " " << t.what
+                  << " (+" << t.added << " -" << t.removed << ")\n"
+                  << unifiedText(t.lines);
+    }
+    if (!d.extraFiles.empty()) {
+        std::cout << "\nExtra files\n";
+        for (const auto& e : d.extraFiles) {
+            std::cout << "  " << std::left << std::setw(8) << e.change << std::right << " "
+                      << e.name << "\n";
+        }
+    }
+    return kExitError;
+}
+
+} // namespace scriptscope::cli
