@@ -305,8 +305,8 @@ void describeExportedProgram(ProbeResult& result, const Pt2Archive& archive) {
         (archive.schemaMajor >= 0 ? ", export schema " + std::to_string(archive.schemaMajor) + "." +
                                         std::to_string(archive.schemaMinor)
                                   : std::string()) +
-        (archive.aotInductorFiles.empty() ? std::string() : ", with an AOTInductor model") +
-        ")" + (what.empty() ? std::string() : ": " + what) +
+        (archive.aotInductorFiles.empty() ? std::string() : ", with an AOTInductor model") + ")" +
+        (what.empty() ? std::string() : ": " + what) +
         ". ScriptScope shows its module tree, graph and printouts without running it" +
         (archive.aotInductorFiles.empty()
              ? std::string("; to run it, compile it with AOTInductor "

@@ -33,6 +33,7 @@ struct CompiledModel::Impl {
     std::optional<std::vector<CompiledModel::ExpectedInput>> expected;
 };
 
+#ifdef SCRIPTSCOPE_HAS_AOTI
 namespace {
 
 std::string shapeText(const at::Tensor& t) {
@@ -90,6 +91,7 @@ Status checkInputs(const std::vector<at::Tensor>& inputs,
 }
 
 } // namespace
+#endif
 
 void CompiledModel::expectInputs(std::vector<ExpectedInput> inputs) {
     impl_->expected = std::move(inputs);
