@@ -152,11 +152,12 @@ Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCo
 }
 
 Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode) {
-    ProbeResult probe = probeArchive(o.positional[0]);
-    if (probe.kind != FileKind::ExportedProgram) {
+    // The zip's directory tells the formats apart; Session::load probes a TorchScript archive
+    // itself.
+    if (!isPt2File(o.positional[0])) {
         return loadModel(model.session, o, includeCode);
     }
-    auto exported = ExportedProgram::open(o.positional[0], std::move(probe));
+    auto exported = ExportedProgram::open(o.positional[0], probeArchive(o.positional[0]));
     if (!exported) {
         return exported.error();
     }

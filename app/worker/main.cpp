@@ -73,10 +73,11 @@ public:
             progress(m.id, "loading", str("path"));
             exported_.reset();
             compiled_ = std::make_unique<CompiledModel>();
-            ProbeResult probe = probeArchive(str("path"));
-            if (probe.kind == FileKind::ExportedProgram) {
+            // The zip's directory tells the formats apart; Session::load probes a TorchScript
+            // archive itself.
+            if (isPt2File(str("path"))) {
                 // Read, never run: the previous model goes, as it would for a TorchScript one.
-                auto exported = ExportedProgram::open(str("path"), std::move(probe));
+                auto exported = ExportedProgram::open(str("path"), probeArchive(str("path")));
                 if (!exported) {
                     fail(m.id, exported.error());
                     return true;
