@@ -23,6 +23,54 @@ namespace scriptscope::cli {
 
 namespace {
 
+// One line per module added, removed or of another type.
+void printModuleChanges(const std::vector<ModuleChange>& modules) {
+    for (const auto& m : modules) {
+        std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
+                  << (m.path.empty() ? "(root)" : m.path) << "  "
+                  << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
+                      : m.typeA.empty()                     ? m.typeB
+                                                            : m.typeA)
+                  << "\n";
+    }
+}
+
+nlohmann::json moduleChangesJson(const std::vector<ModuleChange>& modules) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& m : modules) {
+        out.push_back({{"path", m.path},
+                       {"change", toString(m.kind)},
+                       {"type_a", m.typeA},
+                       {"type_b", m.typeB}});
+    }
+    return out;
+}
+
+// A parameter or buffer that differs: by how much, or its shapes, dtypes, or the side it is on.
+void printTensorChange(const TensorChange& t) {
+    std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
+              << t.name;
+    switch (t.kind) {
+    case TensorChange::Kind::Values:
+        std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of " << t.numel
+                  << " values";
+        break;
+    case TensorChange::Kind::Shape:
+        std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
+        break;
+    case TensorChange::Kind::Dtype:
+        std::cout << "  " << t.dtypeA << " -> " << t.dtypeB;
+        break;
+    case TensorChange::Kind::Added:
+        std::cout << "  " << shapeText(t.shapeB) << " " << t.dtypeB;
+        break;
+    case TensorChange::Kind::Removed:
+        std::cout << "  " << shapeText(t.shapeA) << " " << t.dtypeA;
+        break;
+    }
+    std::cout << "\n";
+}
+
 // Every tensor leaf of an output, with where it sits ("output", "output[1]").
 void tensorLeaves(const OutputValue& v, const std::string& where,
                   std::vector<std::pair<std::string, const OutputValue*>>& out) {
@@ -119,13 +167,8 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
     const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
     const bool same = d.identical && outputsAgree;
     if (o.json) {
-        nlohmann::json modules = nlohmann::json::array(), tensors = nlohmann::json::array();
-        for (const auto& m : d.modules) {
-            modules.push_back({{"path", m.path},
-                               {"change", toString(m.kind)},
-                               {"type_a", m.typeA},
-                               {"type_b", m.typeB}});
-        }
+        const nlohmann::json modules = moduleChangesJson(d.modules);
+        nlohmann::json tensors = nlohmann::json::array();
         for (const auto& t : d.tensors) {
             tensors.push_back({{"name", t.name},
                                {"change", toString(t.kind)},
@@ -151,27 +194,12 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
     }
     std::cout << "--- " << d.pathA << " (TorchScript)\n+++ " << d.pathB << " (torch.export)\n";
     std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
-    for (const auto& m : d.modules) {
-        std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
-                  << (m.path.empty() ? "(root)" : m.path) << "  "
-                  << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
-                      : m.typeA.empty()                     ? m.typeB
-                                                            : m.typeA)
-                  << "\n";
-    }
+    printModuleChanges(d.modules);
     std::cout << "Tensors     " << d.tensorsCompared << " parameters and buffers compared, "
               << (d.tensors.empty() ? "all equal" : std::to_string(d.tensors.size()) + " differ")
               << "\n";
     for (const auto& t : d.tensors) {
-        std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
-                  << t.name;
-        if (t.kind == TensorChange::Kind::Values) {
-            std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of "
-                      << t.numel << " values";
-        } else if (t.kind == TensorChange::Kind::Shape) {
-            std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
-        }
-        std::cout << "\n";
+        printTensorChange(t);
     }
     if (outputs.compared) {
         std::cout << "Outputs     max |diff| " << outputs.maxAbsDiff
@@ -191,8 +219,8 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
 } // namespace
 
 int commandDiff(const Options& o) {
-    const bool firstExported = probeArchive(o.positional[0]).kind == FileKind::ExportedProgram;
-    const bool secondExported = probeArchive(o.positional[1]).kind == FileKind::ExportedProgram;
+    const bool firstExported = isPt2File(o.positional[0]);
+    const bool secondExported = isPt2File(o.positional[1]);
     if (firstExported && secondExported) {
         return usage("diff", "two .pt2 archives: give a TorchScript archive and its torch.export "
                              "twin (model.pt model.pt2)");
@@ -217,15 +245,9 @@ int commandDiff(const Options& o) {
     }
     const ArchiveDiff& d = *result;
     if (o.json) {
-        nlohmann::json modules = nlohmann::json::array(), tensors = nlohmann::json::array(),
-                       attributes = nlohmann::json::array(), texts = nlohmann::json::array(),
-                       extras = nlohmann::json::array();
-        for (const auto& m : d.modules) {
-            modules.push_back({{"path", m.path},
-                               {"change", toString(m.kind)},
-                               {"type_a", m.typeA},
-                               {"type_b", m.typeB}});
-        }
+        const nlohmann::json modules = moduleChangesJson(d.modules);
+        nlohmann::json tensors = nlohmann::json::array(), attributes = nlohmann::json::array(),
+                       texts = nlohmann::json::array(), extras = nlohmann::json::array();
         for (const auto& t : d.tensors) {
             nlohmann::json j = {{"name", t.name},      {"change", toString(t.kind)},
                                 {"buffer", t.buffer},  {"shape_a", t.shapeA},
@@ -275,39 +297,12 @@ int commandDiff(const Options& o) {
     std::cout << "--- " << d.pathA << "\n+++ " << d.pathB << "\n";
     if (!d.modules.empty()) {
         std::cout << "\nModules\n";
-        for (const auto& m : d.modules) {
-            std::cout << "  " << std::left << std::setw(8) << toString(m.kind) << std::right << " "
-                      << (m.path.empty() ? "(root)" : m.path) << "  "
-                      << (m.kind == ModuleChange::Kind::Retyped ? m.typeA + " -> " + m.typeB
-                          : m.typeA.empty()                     ? m.typeB
-                                                                : m.typeA)
-                      << "\n";
-        }
+        printModuleChanges(d.modules);
     }
     if (!d.tensors.empty()) {
         std::cout << "\nParameters and buffers (" << d.tensorsCompared << " compared)\n";
         for (const auto& t : d.tensors) {
-            std::cout << "  " << std::left << std::setw(8) << toString(t.kind) << std::right << " "
-                      << t.name;
-            switch (t.kind) {
-            case TensorChange::Kind::Values:
-                std::cout << "  max |diff| " << t.maxAbsDiff << " in " << t.differing << " of "
-                          << t.numel << " values";
-                break;
-            case TensorChange::Kind::Shape:
-                std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
-                break;
-            case TensorChange::Kind::Dtype:
-                std::cout << "  " << t.dtypeA << " -> " << t.dtypeB;
-                break;
-            case TensorChange::Kind::Added:
-                std::cout << "  " << shapeText(t.shapeB) << " " << t.dtypeB;
-                break;
-            case TensorChange::Kind::Removed:
-                std::cout << "  " << shapeText(t.shapeA) << " " << t.dtypeA;
-                break;
-            }
-            std::cout << "\n";
+            printTensorChange(t);
         }
     }
     if (!d.attributes.empty()) {
