@@ -95,6 +95,7 @@ One --input per argument of the method, in order. SPEC is one of:
        [,scale=1/255][,mean=a/b/c][,std=a/b/c][,gray=1][,preset=imagenet]
   file:x.pt (a value written by torch.save)
   matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
+  sample[:N] (a .pt2's own example input for this argument, or for argument N)
   3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
   list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
        each element any spec, e.g. a detector's List[Tensor]:
@@ -102,7 +103,8 @@ One --input per argument of the method, in order. SPEC is one of:
        'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty
 
 --inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
-value per argument; a list that fits a first List[...] argument is that argument.
+value per argument; a list that fits a first List[...] argument is that argument. A .pt2 given
+no inputs runs on the example inputs it keeps (data/sample_inputs).
 
 --render OUT.png draws the output as the task it is over the (first) image input, on the image at
 its own size (the result scaled from the size the model saw): a detector's boxes (torchvision's

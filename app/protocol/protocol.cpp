@@ -172,7 +172,8 @@ QCborMap toCbor(const ModuleInfo& module) {
     QCborArray methods;
     for (const auto& method : module.methods) {
         methods.append(QCborArray{text(method.name), text(method.schema), text(method.code),
-                                  text(method.graph), strings(method.inputAnnotations)});
+                                  text(method.graph), strings(method.inputAnnotations),
+                                  method.sampleInputs});
     }
     put(m, "methods", methods);
     put(m, "children", strings(module.children));
@@ -198,10 +199,10 @@ ModuleInfo moduleInfoFromCbor(const QCborMap& m) {
     }
     for (const auto& v : array(m, "methods")) {
         const auto a = v.toArray();
-        module.methods.push_back({a.at(0).toString().toStdString(),
-                                  a.at(1).toString().toStdString(),
-                                  a.at(2).toString().toStdString(),
-                                  a.at(3).toString().toStdString(), strings(a.at(4).toArray())});
+        module.methods.push_back(
+            {a.at(0).toString().toStdString(), a.at(1).toString().toStdString(),
+             a.at(2).toString().toStdString(), a.at(3).toString().toStdString(),
+             strings(a.at(4).toArray()), a.at(5).toBool()});
     }
     module.children = strings(array(m, "children"));
     module.parameterCount = static_cast<uint64_t>(integer(m, "parameterCount"));

@@ -10,6 +10,7 @@
 
 #include <QFileInfo>
 #include <QProcess>
+#include <QTemporaryDir>
 
 #include <cmath>
 #include <string>
@@ -144,17 +145,21 @@ private Q_SLOTS:
         if (!haveCompiledFixtures()) {
             QSKIP("needs a LibTorch with AOTInductor's package loader (PyTorch 2.x builds)");
         }
-        const auto diff = [](const std::string& scripted) {
+        const auto run = [](const QStringList& arguments) {
             QProcess cli;
-            cli.start(
-                QStringLiteral(SCRIPTSCOPE_CLI_PATH),
-                {QStringLiteral("diff"), QString::fromStdString(built(scripted)),
-                 QString::fromStdString(built("resnet18_aoti.pt2")), QStringLiteral("--inputs"),
-                 QString::fromStdString(built("resnet18_aoti.inputs.pt")),
-                 QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--json")});
+            cli.start(QStringLiteral(SCRIPTSCOPE_CLI_PATH),
+                      QStringList{QStringLiteral("diff")} + arguments +
+                          QStringList{QStringLiteral("--iterations"), QStringLiteral("3"),
+                                      QStringLiteral("--json")});
             cli.waitForFinished(300000);
             return std::make_pair(cli.exitCode(),
                                   nlohmann::json::parse(cli.readAllStandardOutput().toStdString()));
+        };
+        const QString package = QString::fromStdString(built("resnet18_aoti.pt2"));
+        const auto diff = [&](const std::string& scripted) {
+            return run({QString::fromStdString(built(scripted)), package,
+                        QStringLiteral("--inputs"),
+                        QString::fromStdString(built("resnet18_aoti.inputs.pt"))});
         };
         const auto [same, twin] = diff("resnet18_aoti.twin.pt");
         QCOMPARE(same, 0);
@@ -168,6 +173,62 @@ private Q_SLOTS:
         QCOMPARE(changed["tensors"].size(), size_t{1});
         QCOMPARE(changed["tensors"][0]["name"].get<std::string>(), std::string("fc.bias"));
         QVERIFY(changed["outputs_max_abs_diff"].get<double>() > 0.4);
+        // No inputs given: both run on the archive's samples. The order given is kept: the .pt2
+        // first is side A, and the bias it lacks the change of is still named.
+        const auto [reversedCode, reversedJson] =
+            run({package, QString::fromStdString(built("resnet18_aoti.changed.pt"))});
+        QCOMPARE(reversedCode, 1);
+        QCOMPARE(reversedJson["a"].get<std::string>(), package.toStdString());
+        QVERIFY(reversedJson["outputs_compared"].get<bool>());
+        QVERIFY(reversedJson["outputs_max_abs_diff"].get<double>() > 0.4);
+        QCOMPARE(reversedJson["tensors"][0]["name"].get<std::string>(), std::string("fc.bias"));
+    }
+
+    // A .pt2 keeps the inputs it was exported with: a run given none takes them, a `sample` spec
+    // one argument of them; the output is Python's on the same inputs.
+    void runsOnTheArchivesSampleInputs() {
+        if (!haveCompiledFixtures()) {
+            QSKIP("needs a LibTorch with AOTInductor's package loader (PyTorch 2.x builds)");
+        }
+        const ExportedProgram program = openProgram(built("resnet18_aoti.pt2"));
+        QVERIFY(program.info().modules[0].methods[0].sampleInputs);
+        CompiledModel compiled;
+        RunRequest request;
+        request.valuesLimit = 100;
+        const auto all = runExported(program, compiled, request);
+        QVERIFY2(all, all ? "" : all.error().message.c_str());
+        QCOMPARE(all->inputDescriptions, std::vector<std::string>{"the archive's sample inputs"});
+        compareWithPython(*all, "resnet18_aoti");
+        request.inputs = {parseInputSpec("sample").value()};
+        const auto one = runExported(program, compiled, request);
+        QVERIFY2(one, one ? "" : one.error().message.c_str());
+        compareWithPython(*one, "resnet18_aoti");
+        request.inputs = {parseInputSpec("sample:3").value()};
+        const auto missing = runExported(program, compiled, request);
+        QVERIFY(!missing);
+        QVERIFY2(missing.error().message.find("keeps 1 sample inputs") != std::string::npos,
+                 missing.error().message.c_str());
+        // The samples' arguments as a file a TorchScript twin takes.
+        QTemporaryDir dir;
+        const std::string file = dir.filePath(QStringLiteral("samples.pt")).toStdString();
+        QVERIFY(!compiled.saveSampleInputs(file));
+        Session twin;
+        QVERIFY(twin.load(built("resnet18_aoti.twin.pt")));
+        RunRequest scripted;
+        scripted.inputsFile = file;
+        scripted.valuesLimit = 100;
+        const auto twinRun = twin.run(scripted);
+        QVERIFY2(twinRun, twinRun ? "" : twinRun.error().message.c_str());
+        compareWithPython(*twinRun, "resnet18_aoti");
+
+        // A compiled model alone keeps none: the error says to give the inputs.
+        const ExportedProgram alone = openProgram(built("cell_aoti.pt2"));
+        QVERIFY(!alone.info().modules[0].methods[0].sampleInputs);
+        CompiledModel aloneCompiled;
+        const auto none = runExported(alone, aloneCompiled, RunRequest{});
+        QVERIFY(!none);
+        QVERIFY2(none.error().message.find("keeps no sample inputs") != std::string::npos,
+                 none.error().message.c_str());
     }
 
     // The compiled model alone (aoti_compile_and_package): no graph to show, the generated code

@@ -1193,6 +1193,11 @@ private Q_SLOTS:
         QTest::newRow("file") << QStringLiteral("file:x.pt") << true << QStringLiteral("file x.pt");
         QTest::newRow("matrix") << QStringLiteral("matrix:h.yml#warp") << true
                                 << QStringLiteral("matrix h.yml#warp");
+        QTest::newRow("sample") << QStringLiteral("sample") << true
+                                << QStringLiteral("the archive's sample input");
+        QTest::newRow("sample 1") << QStringLiteral("sample:1") << true
+                                  << QStringLiteral("the archive's sample input 1");
+        QTest::newRow("bad sample") << QStringLiteral("sample:x") << false << QString();
         QTest::newRow("bad shape") << QStringLiteral("random:1xx3") << false << QString();
         QTest::newRow("bad dtype") << QStringLiteral("zeros:2:complex") << false << QString();
         QTest::newRow("bad image option")

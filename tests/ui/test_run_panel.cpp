@@ -664,6 +664,38 @@ private Q_SLOTS:
         QVERIFY(!imageLayout(v).isImage());
     }
 
+    // A .pt2 that runs and keeps its example inputs starts with them as its inputs; one that
+    // cannot run (no compiled model) does not offer them.
+    void exportedProgramsStartWithTheirSamples() {
+        const auto source = [&](int row) {
+            return qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(row, 2))
+                ->currentData()
+                .toString();
+        };
+        QSignalSpy shown(window_, &MainWindow::modelShown);
+        window_->openFile(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR) +
+                          QStringLiteral("/tests/fixtures/saved_by/exported/lstm.pt2"));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
+        QTRY_COMPARE(panel_->inputsTable()->rowCount(), 1);
+        auto* box = qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(0, 2));
+        QCOMPARE(box->findData(QStringLiteral("sample")), -1);
+        QVERIFY(source(0) != QStringLiteral("sample"));
+        const QString package =
+            QStringLiteral(SCRIPTSCOPE_EXPORTED_DIR) + QStringLiteral("/resnet18_aoti.pt2");
+        if (std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) >= 2 && QFileInfo::exists(package)) {
+            window_->openFile(package);
+            QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
+            QTRY_COMPARE(source(0), QStringLiteral("sample"));
+            panel_->iterationsBox()->setValue(2);
+            QVERIFY(runAndWait());
+            QCOMPARE(panel_->lastResult()->inputDescriptions,
+                     std::vector<std::string>{"the archive's sample input 0"});
+            QCOMPARE(panel_->lastResult()->output.shape, (std::vector<int64_t>{1, 10}));
+        }
+        window_->openFile(kResources + QStringLiteral("/demo_model.pt"));
+        QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
+    }
+
     void runSettingsAreRememberedPerModel() {
         const QString demo = kResources + QStringLiteral("/demo_model.pt");
         panel_->iterationsBox()->setValue(7);

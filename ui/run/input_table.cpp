@@ -40,6 +40,9 @@ const InputSource kSources[] = {
      QT_TRANSLATE_NOOP("InputTable",
                        "A value or any input spec as the CLI takes it: 3, 0.5, true, str:text, "
                        "ints:1,2, list:SPEC;SPEC, ...")},
+    {"sample", QT_TRANSLATE_NOOP("InputTable", "Sample (.pt2)"),
+     QT_TRANSLATE_NOOP("InputTable",
+                       "The example input the archive keeps: what torch.export was given")},
     {"none", QT_TRANSLATE_NOOP("InputTable", "None"), ""},
     {"default", QT_TRANSLATE_NOOP("InputTable", "Default"),
      QT_TRANSLATE_NOOP("InputTable", "The default the schema gives")},
@@ -72,7 +75,7 @@ bool isScalarList(const TypeShape& type) {
 bool fits(const TypeShape& type, const InputSpec& spec) {
     using K = InputSpec::Kind;
     const K kind = spec.kind;
-    if (kind == K::File || type.kind == TypeShape::Kind::Other) {
+    if (kind == K::File || kind == K::Sample || type.kind == TypeShape::Kind::Other) {
         return true;
     }
     switch (type.kind) {
@@ -169,9 +172,11 @@ void InputTable::Row::setType(const TypeShape& shape) {
     type = optional ? shape.elements.front() : shape;
 }
 
-void InputTable::setArguments(const std::vector<SchemaArgument>& arguments, bool imageModel) {
+void InputTable::setArguments(const std::vector<SchemaArgument>& arguments, bool imageModel,
+                              bool sampleInputs) {
     arguments_ = arguments;
     imageModel_ = imageModel;
+    sampleInputs_ = sampleInputs;
     rows_.clear();
     table_->setRowCount(0);
     for (int a = 0; a < static_cast<int>(arguments_.size()); ++a) {
@@ -313,6 +318,9 @@ void InputTable::fillSources(int tableRow) {
         keys = {QStringLiteral("value"), QStringLiteral("file")};
         break;
     }
+    if (sampleInputs_ && row.element < 0) {
+        keys.prepend(QStringLiteral("sample"));
+    }
     if (row.optional) {
         keys << QStringLiteral("none");
     }
@@ -334,6 +342,9 @@ void InputTable::fillSources(int tableRow) {
 QString InputTable::defaultSource(const Row& row) const {
     const QString name =
         QString::fromStdString(arguments_[static_cast<size_t>(row.argument)].name).toLower();
+    if (row.element < 0 && sampleInputs_) {
+        return QStringLiteral("sample"); // a .pt2 runs on what it was exported with
+    }
     if (row.element < 0 && row.hasDefault) {
         return QStringLiteral("default");
     }
@@ -481,7 +492,8 @@ void InputTable::applySource(int tableRow, const QString& source, const QString&
     const QString key = box->currentData().toString();
     edit->setText(key == QLatin1String("elements") ? QString() : value);
     edit->setEnabled(key != QLatin1String("warp") && key != QLatin1String("none") &&
-                     key != QLatin1String("default") && key != QLatin1String("elements"));
+                     key != QLatin1String("default") && key != QLatin1String("elements") &&
+                     key != QLatin1String("sample"));
     browse->setEnabled(key == QLatin1String("image") || key == QLatin1String("file"));
     const bool element = row.element >= 0;
     QString tip;
@@ -503,6 +515,8 @@ void InputTable::applySource(int tableRow, const QString& source, const QString&
         edit->setPlaceholderText(tr("3, 0.5, true, str:text, ints:1,2, list:SPEC;SPEC"));
     } else if (key == QLatin1String("elements")) {
         edit->setPlaceholderText(tr("the rows below"));
+    } else if (key == QLatin1String("sample")) {
+        edit->setPlaceholderText(tr("the archive's example input"));
     } else if (key == QLatin1String("none") || key == QLatin1String("default")) {
         edit->setPlaceholderText(QString());
     } else {
@@ -572,6 +586,9 @@ std::optional<InputSpec> InputTable::specOf(int tableRow, const QString& imageOp
         spec.floatList.assign(h.begin(), h.end());
     } else if (source == QLatin1String("none")) {
         spec.kind = InputSpec::Kind::None;
+    } else if (source == QLatin1String("sample")) {
+        spec.kind = InputSpec::Kind::Sample;
+        spec.intValue = row.argument;
     } else if (source == QLatin1String("elements")) {
         spec.kind = row.type.kind == TypeShape::Kind::Tuple  ? InputSpec::Kind::Tuple
                     : row.type.kind == TypeShape::Kind::Dict ? InputSpec::Kind::Dict

@@ -38,7 +38,10 @@ public:
 
     // New rows for a method's arguments. imageModel: the model has 2-D convolutions, so a tensor
     // argument named x or input is taken to be an image.
-    void setArguments(const std::vector<SchemaArgument>& arguments, bool imageModel);
+    // sampleInputs: the model is a .pt2 keeping its example inputs; each argument starts as its
+    // sample.
+    void setArguments(const std::vector<SchemaArgument>& arguments, bool imageModel,
+                      bool sampleInputs = false);
     const std::vector<SchemaArgument>& arguments() const { return arguments_; }
 
     QTableWidget* table() const { return table_; }
@@ -95,6 +98,7 @@ private:
     std::vector<SchemaArgument> arguments_;
     std::vector<Row> rows_; // one per table row
     bool imageModel_ = false;
+    bool sampleInputs_ = false;
 };
 
 } // namespace scriptscope

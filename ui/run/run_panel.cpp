@@ -537,7 +537,7 @@ QString RunPanel::exportedImageSize() const {
 void RunPanel::fillInputs() {
     const MethodInfo* method = currentMethod();
     inputs_->setArguments(method ? schemaArguments(method->schema) : std::vector<SchemaArgument>{},
-                          takesImages(model_));
+                          takesImages(model_), method && method->sampleInputs);
 }
 
 void RunPanel::setInput(int argument, const QString& source, const QString& value) {

@@ -118,6 +118,9 @@ struct MethodInfo {
     // A .pt2's forward: each argument as the exported program records it ("f32[1, 3, 224, 224]",
     // "f32[s77, 3, 8, 8]"); empty for TorchScript, whose methods take any shape.
     std::vector<std::string> inputAnnotations;
+    // A .pt2's forward that runs (a compiled model) and whose archive keeps the example inputs it
+    // was exported with (data/sample_inputs): the `sample` input gives them.
+    bool sampleInputs = false;
 };
 
 struct ModuleInfo {

@@ -358,6 +358,14 @@ Expected<InputSpec> parseSpec(const std::string& text, int depth) {
         }
         return spec;
     }
+    if (head == "sample") {
+        spec.kind = InputSpec::Kind::Sample;
+        spec.intValue = -1;
+        if (colon != std::string::npos && (!parseInt(rest, spec.intValue) || spec.intValue < 0)) {
+            return inputError("'" + text + "': sample takes the argument's index, sample:0");
+        }
+        return spec;
+    }
     if (text == "true" || text == "false") {
         spec.kind = InputSpec::Kind::Bool;
         spec.boolValue = text == "true";
@@ -378,8 +386,8 @@ Expected<InputSpec> parseSpec(const std::string& text, int depth) {
     return inputError(
         "'" + text +
         "' is not an input spec. Use random:SHAPE[:DTYPE], zeros:SHAPE[:DTYPE], "
-        "ones:SHAPE[:DTYPE], image:PATH[,options], file:PATH, matrix:PATH, a number, true, false, "
-        "none, str:TEXT, ints:1,2, floats:0.5,1, list:SPEC;SPEC, tuple:SPEC;SPEC or "
+        "ones:SHAPE[:DTYPE], image:PATH[,options], file:PATH, matrix:PATH, sample[:N], a number, "
+        "true, false, none, str:TEXT, ints:1,2, floats:0.5,1, list:SPEC;SPEC, tuple:SPEC;SPEC or "
         "dict:KEY=SPEC;KEY=SPEC");
 }
 
@@ -426,6 +434,9 @@ std::string InputSpec::describe() const {
         return "int list of " + std::to_string(intList.size());
     case Kind::FloatList:
         return "float list of " + std::to_string(floatList.size());
+    case Kind::Sample:
+        return intValue < 0 ? std::string("the archive's sample input")
+                            : "the archive's sample input " + std::to_string(intValue);
     case Kind::List:
     case Kind::Tuple:
     case Kind::Dict: {

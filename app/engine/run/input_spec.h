@@ -1,6 +1,7 @@
 // Parsing of the argument specs the CLI (and later the GUI's saved settings) use:
 //   random:1x3x224x224[:dtype]  zeros:2x3:int64  ones:4  image:photo.png[,option=value...]
 //   file:x.pt  matrix:h.npy[#node]  3  3.5  true  false  none  str:text  ints:1,2,3  floats:0.5,1.5
+//   sample[:N] (a .pt2's own example input for this argument, or for argument N)
 // Image options: size=WxH, order=rgb|bgr, layout=chw|hwc, batch=0|1, dtype=float32|uint8|...,
 //   scale=1/255 (or a number), mean=a/b/c, std=a/b/c, gray=1, preset=imagenet (RGB, 1/255,
 //   ImageNet's mean and std, and 224x224 unless size= is given).

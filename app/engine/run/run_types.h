@@ -43,6 +43,9 @@ struct InputSpec {
         List,
         Tuple,
         Dict, // string keys, in keys[] beside elements[]
+        // A .pt2's own example input (data/sample_inputs, what torch.export was given): argument
+        // intValue of it, or the argument in this spec's position when intValue is -1.
+        Sample,
     };
     Kind kind = Kind::None;
     std::vector<int64_t> shape;

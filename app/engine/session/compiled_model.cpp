@@ -5,6 +5,7 @@
 
 #include <schema.h>
 #include <stats.h>
+#include <zip_reader.h>
 
 #include <torch/torch.h>
 
@@ -14,14 +15,20 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <unistd.h>
 
 namespace scriptscope {
+
+// A .pt2's example inputs are read whole; larger ones are refused.
+constexpr uint64_t kMaxSampleInputBytes = uint64_t{1} << 30;
 
 struct CompiledModel::Impl {
 #ifdef SCRIPTSCOPE_HAS_AOTI
@@ -31,7 +38,45 @@ struct CompiledModel::Impl {
     std::string deviceType; // what it was compiled for
     double loadMs = 0;
     std::optional<std::vector<CompiledModel::ExpectedInput>> expected;
+    std::string samplesPath, samplesRecord;          // where the example inputs are
+    std::optional<std::vector<c10::IValue>> samples; // its arguments, then its kwargs' values
+    size_t sampleArguments = 0;                      // how many of them are positional
 };
+
+namespace {
+
+// A value's tensors in pytree order (tuples and lists in order, dicts by their keys' order), the
+// way torch.export flattens a model's inputs for the compiled code.
+Status flattenTensors(const c10::IValue& value, const std::string& what,
+                      std::vector<at::Tensor>& out, int depth = 0) {
+    if (depth > 32) {
+        return Error{ErrorKind::Input, what + " is nested too deeply"};
+    }
+    if (value.isTensor()) {
+        out.push_back(value.toTensor());
+    } else if (value.isTuple() || value.isList()) {
+        const auto elements =
+            value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+        for (size_t i = 0; i < elements.size(); ++i) {
+            if (auto error = flattenTensors(elements[i], what + "[" + std::to_string(i) + "]", out,
+                                            depth + 1)) {
+                return error;
+            }
+        }
+    } else if (value.isGenericDict()) {
+        for (const auto& entry : value.toGenericDict()) {
+            if (auto error = flattenTensors(entry.value(), what, out, depth + 1)) {
+                return error;
+            }
+        }
+    } else {
+        return Error{ErrorKind::Input,
+                     what + " is " + value.tagKind() + ": a compiled model takes tensors only"};
+    }
+    return std::nullopt;
+}
+
+} // namespace
 
 #ifdef SCRIPTSCOPE_HAS_AOTI
 namespace {
@@ -95,6 +140,96 @@ Status checkInputs(const std::vector<at::Tensor>& inputs,
 
 void CompiledModel::expectInputs(std::vector<ExpectedInput> inputs) {
     impl_->expected = std::move(inputs);
+}
+
+void CompiledModel::sampleInputsFrom(const std::string& path, const std::string& record) {
+    impl_->samplesPath = path;
+    impl_->samplesRecord = record;
+    impl_->samples.reset();
+}
+
+bool CompiledModel::hasSampleInputs() const {
+    return !impl_->samplesRecord.empty();
+}
+
+namespace {
+
+// The archive's data/sample_inputs record: a torch.save file inside the .pt2, read through a
+// copy in the temporary folder (the worker's is its scratch folder).
+Expected<c10::IValue> readSampleRecord(const std::string& path, const std::string& name) {
+    const ZipReader zip(path);
+    const ArchiveRecord* record = zip.ok() ? zip.find(name) : nullptr;
+    const auto bytes = record ? zip.read(*record, kMaxSampleInputBytes) : std::nullopt;
+    if (!bytes) {
+        return Error{ErrorKind::Format, "cannot read the sample inputs '" + name + "' of '" + path +
+                                            "' (compressed, damaged or over 1 GiB)"};
+    }
+    std::error_code ignored;
+    static std::atomic<int> copies{0};
+    const auto copy = std::filesystem::temp_directory_path(ignored) /
+                      ("scriptscope-sample-" + std::to_string(::getpid()) + "-" +
+                       std::to_string(++copies) + ".pt");
+    {
+        std::ofstream out(copy, std::ios::binary);
+        out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+        if (!out.flush()) {
+            std::filesystem::remove(copy, ignored);
+            return Error{ErrorKind::File, "cannot write '" + copy.string() +
+                                              "' to read the sample inputs of '" + path + "'"};
+        }
+    }
+    auto value = detail::loadValueFile(copy.string());
+    std::filesystem::remove(copy, ignored);
+    if (!value) {
+        Error e = value.error();
+        e.message = "the sample inputs of '" + path + "': " + e.message;
+        return e;
+    }
+    return value;
+}
+
+} // namespace
+
+Status CompiledModel::loadSamples() {
+    if (impl_->samples) {
+        return std::nullopt;
+    }
+    if (impl_->samplesRecord.empty()) {
+        return Error{ErrorKind::Input, "'" + impl_->path +
+                                           "' keeps no sample inputs (data/sample_inputs): give "
+                                           "the model's inputs"};
+    }
+    auto value = readSampleRecord(impl_->samplesPath, impl_->samplesRecord);
+    if (!value) {
+        return value.error();
+    }
+    // torch.export saves (args, kwargs).
+    const bool pair = value->isTuple() && value->toTupleRef().elements().size() == 2 &&
+                      value->toTupleRef().elements()[0].isTuple() &&
+                      value->toTupleRef().elements()[1].isGenericDict();
+    if (!pair) {
+        return Error{ErrorKind::Format, "the sample inputs of '" + impl_->samplesPath +
+                                            "' are not the (args, kwargs) torch.export saves"};
+    }
+    std::vector<c10::IValue> samples =
+        value->toTupleRef().elements()[0].toTupleRef().elements().vec();
+    impl_->sampleArguments = samples.size();
+    for (const auto& entry : value->toTupleRef().elements()[1].toGenericDict()) {
+        samples.push_back(entry.value());
+    }
+    impl_->samples = std::move(samples);
+    return std::nullopt;
+}
+
+Status CompiledModel::saveSampleInputs(const std::string& path) {
+    if (auto error = loadSamples()) {
+        return error;
+    }
+    if (impl_->samples->size() != impl_->sampleArguments) {
+        return Error{ErrorKind::Input, "the sample inputs of '" + impl_->samplesPath +
+                                           "' include keyword arguments: give the inputs"};
+    }
+    return detail::saveValueFile(c10::ivalue::Tuple::create(*impl_->samples), path);
 }
 
 CompiledModel::CompiledModel()
@@ -184,6 +319,19 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
         inputs.push_back(value.toTensor());
         return std::nullopt;
     };
+    if (request.inputs.empty() && request.inputsFile.empty()) {
+        // Nothing given: the inputs it was exported with, when the archive keeps them.
+        if (auto error = loadSamples()) {
+            return *error;
+        }
+        for (size_t i = 0; i < impl_->samples->size(); ++i) {
+            if (auto error = flattenTensors((*impl_->samples)[i],
+                                            "sample input " + std::to_string(i), inputs)) {
+                return *error;
+            }
+        }
+        result.inputDescriptions.push_back("the archive's sample inputs");
+    }
     if (!request.inputsFile.empty()) {
         auto value = detail::loadValueFile(request.inputsFile);
         if (!value) {
@@ -200,7 +348,24 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
         }
         result.inputDescriptions.push_back("from " + request.inputsFile);
     }
-    for (const auto& spec : request.inputs) {
+    for (size_t position = 0; position < request.inputs.size(); ++position) {
+        const InputSpec& spec = request.inputs[position];
+        if (spec.kind == InputSpec::Kind::Sample) {
+            if (auto error = loadSamples()) {
+                return *error;
+            }
+            const size_t index = spec.intValue < 0 ? position : static_cast<size_t>(spec.intValue);
+            if (index >= impl_->samples->size()) {
+                return Error{ErrorKind::Input,
+                             "the archive keeps " + std::to_string(impl_->samples->size()) +
+                                 " sample inputs, none for argument " + std::to_string(index)};
+            }
+            if (auto error = flattenTensors((*impl_->samples)[index], spec.describe(), inputs)) {
+                return *error;
+            }
+            result.inputDescriptions.push_back(spec.describe());
+            continue;
+        }
         auto value = detail::buildInput(spec, request.frame.data ? &request.frame : nullptr);
         if (!value) {
             return value.error();
@@ -273,7 +438,16 @@ Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& c
                          "torch._inductor.aoti_compile_and_package(torch.export.load('" +
                          path + "'), package_path='model_compiled.pt2'), then open that file."};
     }
-    if (!compiled.opened()) {
+    if (auto error = openExported(program, compiled)) {
+        return *error;
+    }
+    return compiled.run(request);
+}
+
+Status openExported(const ExportedProgram& program, CompiledModel& compiled) {
+    const std::string& path = program.info().path;
+    const Pt2CompiledModel* model = program.compiled();
+    if (model && !compiled.opened()) {
         // The inputs the program was exported for; a compiled model alone names only its inputs.
         std::vector<CompiledModel::ExpectedInput> expected;
         if (program.hasProgram()) {
@@ -307,13 +481,19 @@ Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& c
             }
         }
         compiled.expectInputs(std::move(expected));
+        if (program.hasProgram() && program.program().sampleInputs) {
+            const std::string& root = program.archive().root;
+            compiled.sampleInputsFrom(path, (root.empty() ? "" : root + "/") +
+                                                "data/sample_inputs/" + program.program().name +
+                                                ".pt");
+        }
         const auto device = model->metadata.find("AOTI_DEVICE_KEY");
         if (auto error = compiled.open(path, model->name,
                                        device == model->metadata.end() ? "cpu" : device->second)) {
             return *error;
         }
     }
-    return compiled.run(request);
+    return std::nullopt;
 }
 
 } // namespace scriptscope

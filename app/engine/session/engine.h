@@ -122,10 +122,20 @@ public:
         std::map<std::string, std::pair<int64_t, int64_t>> ranges; // symbol -> [min, max]
     };
     void expectInputs(std::vector<ExpectedInput> inputs);
-    // request.method must be forward; inputs are tensors (specs, images, a file).
+    // The archive's example inputs (a torch.save of (args, kwargs) at `record` in the .pt2 at
+    // `path`), read on first use: a run with no inputs takes them all, a `sample` spec one
+    // argument of them.
+    void sampleInputsFrom(const std::string& path, const std::string& record);
+    bool hasSampleInputs() const;
+    // Writes the sample inputs' positional arguments as one torch.save tuple (a file a TorchScript
+    // twin's run takes as its inputs).
+    Status saveSampleInputs(const std::string& path);
+    // request.method must be forward; inputs are tensors (specs, images, a file, the samples).
     Expected<RunResult> run(const RunRequest& request);
 
 private:
+    Status loadSamples();
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
@@ -135,6 +145,9 @@ private:
 // compile it.
 Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
                                 const RunRequest& request);
+// Opens the .pt2's compiled model into `compiled` (once), with what it expects of its inputs and
+// where its sample inputs are. Nothing when it holds no compiled model.
+Status openExported(const ExportedProgram& program, CompiledModel& compiled);
 
 // Warps an image file with my_ops::warp_perspective and writes the result.
 struct WarpFileRequest {

@@ -591,6 +591,10 @@ Expected<c10::IValue> buildInput(const InputSpec& spec, const ImageFrame* frame)
             return c10::IValue(c10::List<int64_t>(spec.intList));
         case InputSpec::Kind::FloatList:
             return c10::IValue(c10::List<double>(spec.floatList));
+        case InputSpec::Kind::Sample:
+            // A .pt2's run takes these (runExported); a TorchScript archive has none.
+            return inputError("'sample' is the example input a torch.export archive (.pt2) keeps; "
+                              "this model has none: give its inputs");
         case InputSpec::Kind::List:
         case InputSpec::Kind::Tuple:
         case InputSpec::Kind::Dict: {
