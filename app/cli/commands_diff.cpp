@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -18,6 +19,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace scriptscope::cli {
 
@@ -140,24 +143,53 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
     if (!result) {
         return fail(o, result.error());
     }
-    const ArchiveDiff& d = *result;
-    const bool runs = !o.run.inputs.empty() || !o.run.inputsFile.empty();
-    std::optional<RunResult> runA, runB;
-    OutputComparison outputs;
+    // The sides in the order given: `diff model.pt2 model.pt` has the .pt2 as its first.
+    const bool exportedFirst = exported == 0;
+    const ArchiveDiff d = exportedFirst ? reversed(*result) : *result;
+    const char* kindA = exportedFirst ? "torch.export" : "TorchScript";
+    const char* kindB = exportedFirst ? "TorchScript" : "torch.export";
+    RunRequest request = o.run;
+    request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+    CompiledModel compiled;
+    // No inputs given: both run on the example inputs the .pt2 keeps, when it keeps them.
+    std::string samplesFile;
     std::string outputsNote =
         "outputs not compared: give --input or --inputs to run both on the same inputs";
+    if (request.inputs.empty() && request.inputsFile.empty() && program->compiled() &&
+        program->hasProgram() && program->program().sampleInputs) {
+        std::error_code ignored;
+        samplesFile = (std::filesystem::temp_directory_path(ignored) /
+                       ("scriptscope-diff-samples-" + std::to_string(::getpid()) + ".pt"))
+                          .string();
+        if (auto error = openExported(*program, compiled)) {
+            return fail(o, *error);
+        }
+        if (auto error = compiled.saveSampleInputs(samplesFile)) {
+            outputsNote = "outputs not compared: " + error->message;
+            samplesFile.clear();
+        } else {
+            request.inputsFile = samplesFile;
+        }
+    }
+    const bool runs = !request.inputs.empty() || !request.inputsFile.empty();
+    std::optional<RunResult> runA, runB;
+    OutputComparison outputs;
     if (runs) {
-        RunRequest request = o.run;
-        request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
         auto a = session.run(request);
+        auto b = a ? runExported(*program, compiled, request) : Expected<RunResult>(a.error());
+        if (!samplesFile.empty()) {
+            std::error_code ignored;
+            std::filesystem::remove(samplesFile, ignored);
+        }
         if (!a) {
             return fail(o, a.error());
         }
-        CompiledModel compiled;
-        auto b = runExported(*program, compiled, request);
         if (b) {
             runA = std::move(a).value();
             runB = std::move(b).value();
+            if (exportedFirst) {
+                std::swap(runA, runB);
+            }
             outputs = compareOutputs(runA->output, runB->output);
             outputsNote = outputs.note;
         } else {
@@ -192,7 +224,8 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
         std::cout << j.dump(2) << "\n";
         return same ? kExitOk : kExitError;
     }
-    std::cout << "--- " << d.pathA << " (TorchScript)\n+++ " << d.pathB << " (torch.export)\n";
+    std::cout << "--- " << d.pathA << " (" << kindA << ")\n+++ " << d.pathB << " (" << kindB
+              << ")\n";
     std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
     printModuleChanges(d.modules);
     std::cout << "Tensors     " << d.tensorsCompared << " parameters and buffers compared, "
@@ -206,8 +239,9 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
                   << (outputs.maxAbsDiff <= 1e-4 ? " (within 1e-4)" : " (more than 1e-4)")
                   << (outputs.note.empty() ? "" : ", at " + outputs.note) << "\n"
                   << std::fixed << std::setprecision(3) << "Timing      p50 " << runA->stats.p50
-                  << " ms (TorchScript) against " << runB->stats.p50 << " ms (compiled .pt2), "
-                  << runA->samplesMs.size() << " runs each on " << runA->device << "\n"
+                  << " ms (" << (exportedFirst ? "compiled .pt2" : "TorchScript") << ") against "
+                  << runB->stats.p50 << " ms (" << (exportedFirst ? "TorchScript" : "compiled .pt2")
+                  << "), " << runA->samplesMs.size() << " runs each on " << runA->device << "\n"
                   << std::defaultfloat;
     } else {
         std::cout << "Outputs     " << outputsNote << "\n";

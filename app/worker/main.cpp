@@ -179,6 +179,11 @@ public:
         }
         case MessageType::Diff: {
             progress(m.id, "loading", str("path"));
+            if (exported_ || isPt2File(str("path"))) {
+                diffExported(m.id, str("path"),
+                             m.body.value(QLatin1String("op_libraries")).toArray());
+                return true;
+            }
             Session other;
             for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
                 if (auto error = other.loadOperatorLibrary(library.toString().toStdString())) {
@@ -226,15 +231,58 @@ private:
     // model) but these do not take it yet.
     static bool inspectsValues(MessageType type) {
         return type == MessageType::Statistics || type == MessageType::Activations ||
-               type == MessageType::Optimize || type == MessageType::Diff;
+               type == MessageType::Optimize;
+    }
+
+    // A TorchScript archive against a .pt2, whichever of the two is open: the open one is always
+    // the first side.
+    void diffExported(quint64 id, const std::string& path, const QCborArray& libraries) {
+        if (exported_ && isPt2File(path)) {
+            fail(id, Error{ErrorKind::Input, "two .pt2 archives are not compared yet: compare "
+                                             "each with its TorchScript twin"});
+            return;
+        }
+        Expected<ArchiveDiff> diff = Error{ErrorKind::Internal, "no comparison"};
+        if (exported_) {
+            Session other;
+            for (const auto& library : libraries) {
+                if (auto error = other.loadOperatorLibrary(library.toString().toStdString())) {
+                    fail(id, *error);
+                    return;
+                }
+            }
+            LoadOptions options;
+            options.includeCode = false;
+            const auto loaded = other.load(path, options);
+            if (!loaded) {
+                fail(id, loaded.error());
+                return;
+            }
+            progress(id, "comparing", path);
+            const auto forward = other.diff(*exported_);
+            diff = forward ? Expected<ArchiveDiff>(reversed(*forward)) : forward.error();
+        } else {
+            const auto other = ExportedProgram::open(path, probeArchive(path));
+            if (!other) {
+                fail(id, other.error());
+                return;
+            }
+            progress(id, "comparing", path);
+            diff = session_->diff(*other);
+        }
+        if (diff) {
+            send(make(MessageType::ArchiveDiff, id, toCbor(*diff)));
+        } else {
+            fail(id, diff.error());
+        }
     }
 
     Error notInspectable() const {
         return Error{ErrorKind::Format,
                      "'" + exported_->info().path +
                          "' is a torch.export program: ScriptScope shows, draws and runs it, but "
-                         "its statistics, activations, passes and comparisons work on TorchScript "
-                         "archives only so far"};
+                         "its statistics, activations and passes work on TorchScript archives "
+                         "only so far"};
     }
 
     // The open model's run: the TorchScript method, or the .pt2's compiled model.

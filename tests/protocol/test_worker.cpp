@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -228,6 +229,30 @@ private Q_SLOTS:
         QCOMPARE(refused.type, MessageType::Failure);
         QVERIFY(errorFromCbor(refused.body).message.find("torch.export") != std::string::npos);
 
+        // Compared with a TorchScript archive, the open .pt2 is side A: its LSTM's weights are
+        // what B lacks.
+        QCborMap other;
+        other.insert(QLatin1String("path"), QString::fromStdString(fixture("wrap_rnn.pt")));
+        const Message compared = worker.request(make(MessageType::Diff, 10, other));
+        QVERIFY2(compared.type == MessageType::ArchiveDiff,
+                 compared.type == MessageType::Failure
+                     ? errorFromCbor(compared.body).message.c_str()
+                     : "");
+        const ArchiveDiff diff = archiveDiffFromCbor(compared.body);
+        QCOMPARE(diff.pathA, exported);
+        QVERIFY(!diff.identical);
+        const auto head =
+            std::find_if(diff.tensors.begin(), diff.tensors.end(),
+                         [](const TensorChange& t) { return t.name == "head.weight"; });
+        QVERIFY(head != diff.tensors.end());
+        QCOMPARE(head->kind, TensorChange::Kind::Removed);
+        QCOMPARE(head->shapeA, (std::vector<int64_t>{3, 10}));
+        const auto loop = std::find_if(diff.modules.begin(), diff.modules.end(),
+                                       [](const ModuleChange& m) { return m.path == "loop"; });
+        QVERIFY(loop != diff.modules.end());
+        QCOMPARE(loop->kind, ModuleChange::Kind::Added);
+        QCOMPARE(loop->typeB, std::string("__torch__.MyRNNLoop"));
+
         const Message next =
             worker.request(make(MessageType::Load, 5, pathBody(fixture("wrap_rnn.pt"))));
         QCOMPARE(next.type, MessageType::ModelInfo);
@@ -257,6 +282,33 @@ private Q_SLOTS:
         const Message result = worker.request(make(MessageType::Run, 2, toCbor(run)));
         QVERIFY2(result.type == MessageType::RunResult, errorFromCbor(result.body).message.c_str());
         QCOMPARE(runResultFromCbor(result.body).output.shape, (std::vector<int64_t>{1, 10}));
+        // With no inputs it runs on the ones the archive keeps.
+        const Message sampled = worker.request(make(MessageType::Run, 3, toCbor(RunRequest{})));
+        QVERIFY2(sampled.type == MessageType::RunResult,
+                 errorFromCbor(sampled.body).message.c_str());
+        QCOMPARE(runResultFromCbor(sampled.body).inputDescriptions,
+                 std::vector<std::string>{"the archive's sample inputs"});
+        // Compared from either side: the open model is A.
+        QCborMap changed;
+        changed.insert(QLatin1String("path"),
+                       QString::fromStdString(std::string(SCRIPTSCOPE_EXPORTED_DIR) +
+                                              "/resnet18_aoti.changed.pt"));
+        const Message fromExported = worker.request(make(MessageType::Diff, 4, changed));
+        QVERIFY2(fromExported.type == MessageType::ArchiveDiff,
+                 errorFromCbor(fromExported.body).message.c_str());
+        const ArchiveDiff a = archiveDiffFromCbor(fromExported.body);
+        QCOMPARE(a.pathA, package);
+        QCOMPARE(a.tensors.size(), size_t{1});
+        QCOMPARE(a.tensors[0].name, std::string("fc.bias"));
+        QCOMPARE(a.tensors[0].kind, TensorChange::Kind::Values);
+        QCOMPARE(worker.request(make(MessageType::Load, 5, changed)).type, MessageType::ModelInfo);
+        const Message fromScripted = worker.request(make(MessageType::Diff, 6, pathBody(package)));
+        QVERIFY2(fromScripted.type == MessageType::ArchiveDiff,
+                 errorFromCbor(fromScripted.body).message.c_str());
+        const ArchiveDiff b = archiveDiffFromCbor(fromScripted.body);
+        QCOMPARE(b.pathB, package);
+        QCOMPARE(b.tensors.size(), size_t{1});
+        QCOMPARE(b.tensors[0].name, std::string("fc.bias"));
     }
 
     void errorsAreReplies() {

@@ -1,6 +1,44 @@
 #include "numerics_types.h"
 
+#include <utility>
+
 namespace scriptscope {
+
+ArchiveDiff reversed(ArchiveDiff diff) {
+    std::swap(diff.pathA, diff.pathB);
+    std::swap(diff.loadMsA, diff.loadMsB);
+    for (ModuleChange& m : diff.modules) {
+        m.kind = m.kind == ModuleChange::Kind::Added     ? ModuleChange::Kind::Removed
+                 : m.kind == ModuleChange::Kind::Removed ? ModuleChange::Kind::Added
+                                                         : m.kind;
+        std::swap(m.typeA, m.typeB);
+    }
+    for (TensorChange& t : diff.tensors) {
+        t.kind = t.kind == TensorChange::Kind::Added     ? TensorChange::Kind::Removed
+                 : t.kind == TensorChange::Kind::Removed ? TensorChange::Kind::Added
+                                                         : t.kind;
+        std::swap(t.shapeA, t.shapeB);
+        std::swap(t.dtypeA, t.dtypeB);
+    }
+    for (AttributeChange& a : diff.attributes) {
+        std::swap(a.valueA, a.valueB);
+    }
+    for (TextChange& text : diff.texts) {
+        std::swap(text.added, text.removed);
+        for (DiffLine& line : text.lines) {
+            line.op = line.op == DiffLine::Op::Added     ? DiffLine::Op::Removed
+                      : line.op == DiffLine::Op::Removed ? DiffLine::Op::Added
+                                                         : line.op;
+            std::swap(line.lineA, line.lineB);
+        }
+    }
+    for (ExtraFileChange& file : diff.extraFiles) {
+        file.change = file.change == "added"     ? "removed"
+                      : file.change == "removed" ? "added"
+                                                 : file.change;
+    }
+    return diff;
+}
 
 const char* toString(ModuleChange::Kind kind) {
     switch (kind) {

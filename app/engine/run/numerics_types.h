@@ -199,6 +199,9 @@ struct ArchiveDiff {
     double loadMsA = 0, loadMsB = 0, diffMs = 0;
 };
 
+// The same comparison seen from the other side: A and B swap, added is removed.
+ArchiveDiff reversed(ArchiveDiff diff);
+
 const char* toString(ModuleChange::Kind kind);
 const char* toString(TensorChange::Kind kind);
 
