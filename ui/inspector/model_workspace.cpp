@@ -432,6 +432,9 @@ void ModelWorkspace::showGraph() {
     graphMethod_->setEnabled(!inlined_->isChecked());
     const QScopedValueRollback<bool> syncing(syncingText_, true);
     if (inlined_->isChecked()) {
+        // The diagram is asked for first: the worker answers in order, and a transformer's
+        // inlined text (100,000 lines) takes longer to make and to show than its diagram.
+        showDiagramFor(QStringLiteral("\n") + QStringLiteral("forward"));
         // The whole model's graph does not depend on the selected module: print it once per model.
         if (!inlinedGraph_.isEmpty()) {
             graph_->setText(inlinedGraph_);
@@ -441,7 +444,6 @@ void ModelWorkspace::showGraph() {
                 graphRequest_ = worker_->graph(QString(), QStringLiteral("forward"), true);
             }
         }
-        showDiagramFor(QStringLiteral("\n") + QStringLiteral("forward"));
         return;
     }
     const ModuleInfo* m = selectedModule();

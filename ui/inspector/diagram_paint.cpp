@@ -1,0 +1,415 @@
+// How the diagram is painted: the spatial index of a picture, painting at a scale, and the SVG and
+// PNG exports.
+#include "diagram_support.h"
+#include "graph_diagram.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QPainter>
+#include <QPainterPath>
+#include <QSaveFile>
+
+#include <algorithm>
+#include <cmath>
+
+namespace scriptscope {
+
+using namespace diagram_ui;
+
+// ---------------------------------------------------------------------------------------------
+// The index
+
+void DiagramIndex::build(const DiagramLayout& layout, const std::vector<DiagramStub>& stubs) {
+    columns = std::max(1, static_cast<int>(std::ceil(layout.width / cell)));
+    rows = std::max(1, static_cast<int>(std::ceil(layout.height / cell)));
+    cells.assign(static_cast<size_t>(columns) * static_cast<size_t>(rows), {});
+    entries = 0;
+    auto add = [&](const LayoutRect& r, int kind, int index) {
+        const int c0 = std::clamp(static_cast<int>(r.x / cell), 0, columns - 1);
+        const int c1 = std::clamp(static_cast<int>((r.x + r.width) / cell), 0, columns - 1);
+        const int r0 = std::clamp(static_cast<int>(r.y / cell), 0, rows - 1);
+        const int r1 = std::clamp(static_cast<int>((r.y + r.height) / cell), 0, rows - 1);
+        for (int row = r0; row <= r1; ++row) {
+            for (int col = c0; col <= c1; ++col) {
+                cells[static_cast<size_t>(row) * static_cast<size_t>(columns) +
+                      static_cast<size_t>(col)]
+                    .push_back({kind, index});
+                ++entries;
+            }
+        }
+    };
+    for (size_t i = 0; i < layout.clusters.size(); ++i) {
+        const LayoutRect& r = layout.clusters[i].rect;
+        // An open group's frame: its four sides, so that a big group is not in every cell.
+        add({r.x, r.y, r.width, diagram::kGroupTitle}, Cluster, static_cast<int>(i));
+        add({r.x, r.y, 1, r.height}, Cluster, static_cast<int>(i));
+        add({r.x + r.width - 1, r.y, 1, r.height}, Cluster, static_cast<int>(i));
+        add({r.x, r.y + r.height - 1, r.width, 1}, Cluster, static_cast<int>(i));
+    }
+    for (size_t i = 0; i < layout.edges.size(); ++i) {
+        add(bounds(layout.edges[i].points), Edge, static_cast<int>(i));
+    }
+    for (size_t i = 0; i < layout.ports.size(); ++i) {
+        add(layout.ports[i].rect, Port, static_cast<int>(i));
+    }
+    for (size_t i = 0; i < layout.items.size(); ++i) {
+        add(layout.items[i], Item, static_cast<int>(i));
+    }
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+        add(layout.inputs[i], Input, static_cast<int>(i));
+    }
+    add(layout.output, Output, 0);
+    for (size_t i = 0; i < stubs.size(); ++i) {
+        add({stubs[i].at.x, stubs[i].at.y - 9, 120, 10}, Stub, static_cast<int>(i));
+    }
+}
+
+std::vector<DiagramIndex::Entry> DiagramIndex::query(const LayoutRect& rect) const {
+    std::vector<Entry> found;
+    if (cells.empty()) {
+        return found;
+    }
+    const int c0 = std::clamp(static_cast<int>(rect.x / cell), 0, columns - 1);
+    const int c1 = std::clamp(static_cast<int>((rect.x + rect.width) / cell), 0, columns - 1);
+    const int r0 = std::clamp(static_cast<int>(rect.y / cell), 0, rows - 1);
+    const int r1 = std::clamp(static_cast<int>((rect.y + rect.height) / cell), 0, rows - 1);
+    std::set<std::pair<int, int>> seen;
+    for (int row = r0; row <= r1; ++row) {
+        for (int col = c0; col <= c1; ++col) {
+            for (const Entry& e : cells[static_cast<size_t>(row) * static_cast<size_t>(columns) +
+                                        static_cast<size_t>(col)]) {
+                if (seen.insert({e.kind, e.index}).second) {
+                    found.push_back(e);
+                }
+            }
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const Entry& a, const Entry& b) {
+        return a.kind != b.kind ? a.kind < b.kind : a.index < b.index;
+    });
+    return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Painting
+
+void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) const {
+    if (!picture_) {
+        return;
+    }
+    const DiagramPicture& pic = *picture_;
+    const DiagramLayout& l = pic.layout;
+    const QPalette& pal = palette();
+    const bool dark = pal.color(QPalette::Base).lightness() < 128;
+    const QColor text = pal.color(QPalette::Text);
+    const QColor dim = dark ? QColor(160, 170, 185) : QColor(75, 85, 99);
+    const QColor edgeColour = dark ? QColor(140, 150, 165) : QColor(107, 114, 128);
+    const QColor highlight = pal.color(QPalette::Highlight);
+    const QColor matchColour(245, 158, 11);
+    const QColor nodeFill = dark ? QColor(38, 42, 50) : QColor(255, 255, 255);
+    const QColor boxFill = dark ? QColor(40, 54, 78) : QColor(232, 238, 247);
+    const QColor moduleFill = dark ? QColor(33, 38, 48) : QColor(243, 246, 251);
+    const QColor blockFill = dark ? QColor(44, 40, 32) : QColor(251, 247, 238);
+    const QColor frame = dark ? QColor(90, 105, 130) : QColor(154, 169, 194);
+    const bool showText = scale >= kTextScale;
+    const bool detail = scale >= kDetailScale;
+    const bool heat = !moduleMs_.empty();
+    const bool shapes = showsRunShapes();
+    const QColor shapeColour = dark ? QColor(125, 211, 252) : QColor(3, 105, 161);
+
+    QFont titleFont = font();
+    titleFont.setPixelSize(static_cast<int>(diagram::kTitleFont));
+    titleFont.setBold(true);
+    QFont lineFont = font();
+    lineFont.setPixelSize(static_cast<int>(diagram::kLineFont));
+    QFont smallFont = lineFont;
+    smallFont.setPixelSize(8);
+
+    const std::vector<DiagramIndex::Entry> found = pic.index.query(scene);
+    p.setRenderHint(QPainter::Antialiasing, detail);
+    p.setRenderHint(QPainter::TextAntialiasing, true);
+    // Clusters (outer first), then edges, ports, items, stubs: the index sorts by kind.
+    for (const auto& e : found) {
+        if (e.kind != DiagramIndex::Cluster) {
+            continue;
+        }
+        const DiagramCluster& c = l.clusters[static_cast<size_t>(e.index)];
+        if (c.group == 0) {
+            continue;
+        }
+        const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+        const bool block = g.kind == GraphGroup::Kind::Block;
+        QColor fill = block ? blockFill : moduleFill;
+        double ms = 0;
+        if (heat && !block) {
+            const auto it = moduleMs_.find(g.module);
+            if (it != moduleMs_.end() && maxModuleMs_ > 0) {
+                ms = it->second;
+                fill = heatColour(ms / maxModuleMs_);
+                fill.setAlpha(dark ? 70 : 90);
+            }
+        }
+        QPen pen(frame, 1);
+        if (block) {
+            pen.setStyle(Qt::DashLine);
+        }
+        p.setPen(pen);
+        p.setBrush(fill);
+        p.drawRoundedRect(qrect(c.rect), 6, 6);
+        if (showText) {
+            p.setFont(lineFont);
+            p.setPen(text);
+            QString title =
+                q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
+            if (ms > 0) {
+                title += overlayName().isEmpty()
+                             ? QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2)
+                             : QStringLiteral(" \u00B7 %1").arg(ms, 0, 'g', 3);
+            }
+            QFont f = titleFont;
+            p.setFont(f);
+            p.drawText(
+                QRectF(c.rect.x + 8, c.rect.y + 3, c.rect.width - 16, diagram::kGroupTitle - 4),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                p.fontMetrics().elidedText(title, Qt::ElideRight,
+                                           static_cast<int>(c.rect.width - 16)));
+        }
+    }
+    for (const auto& e : found) {
+        if (e.kind != DiagramIndex::Edge) {
+            continue;
+        }
+        const DiagramEdge& edge = l.edges[static_cast<size_t>(e.index)];
+        if (edge.points.size() < 4) {
+            continue;
+        }
+        const bool marked = markedEdges_.count(e.index) > 0;
+        p.setPen(QPen(marked ? highlight : edgeColour, marked ? 2.0 : 1.0));
+        p.setBrush(Qt::NoBrush);
+        const LayoutPoint& a = edge.points.front();
+        const LayoutPoint& b = edge.points.back();
+        if (!detail) {
+            p.drawLine(QPointF(a.x, a.y), QPointF(b.x, b.y));
+            continue;
+        }
+        QPainterPath path(QPointF(a.x, a.y));
+        for (size_t i = 1; i + 2 < edge.points.size(); i += 3) {
+            path.cubicTo(QPointF(edge.points[i].x, edge.points[i].y),
+                         QPointF(edge.points[i + 1].x, edge.points[i + 1].y),
+                         QPointF(edge.points[i + 2].x, edge.points[i + 2].y));
+        }
+        p.drawPath(path);
+        // The arrow head, along the last piece.
+        const LayoutPoint& c = edge.points[edge.points.size() - 2];
+        double dx = b.x - c.x, dy = b.y - c.y;
+        const double len = std::hypot(dx, dy);
+        if (len > 0.01) {
+            dx /= len;
+            dy /= len;
+            const QPointF tip(b.x, b.y);
+            const QPointF left(b.x - 7 * dx + 3.5 * dy, b.y - 7 * dy - 3.5 * dx);
+            const QPointF right(b.x - 7 * dx - 3.5 * dy, b.y - 7 * dy + 3.5 * dx);
+            p.setBrush(marked ? highlight : edgeColour);
+            p.setPen(Qt::NoPen);
+            p.drawPolygon(QPolygonF{tip, left, right});
+        }
+        if (showText && scale >= 0.8 && !edge.type.empty()) {
+            // The value's type (or the shape that flowed) beside the middle of the edge.
+            const size_t mid = (edge.points.size() / 2) / 3 * 3;
+            const LayoutPoint& m = edge.points[std::min(mid, edge.points.size() - 1)];
+            p.setFont(smallFont);
+            p.setPen(marked ? highlight : shapes ? shapeColour : dim);
+            p.drawText(QPointF(m.x + 4, m.y + 3),
+                       p.fontMetrics().elidedText(edgeLabel(e.index), Qt::ElideRight, 140));
+        }
+    }
+    if (detail) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(edgeColour);
+        for (const auto& e : found) {
+            if (e.kind == DiagramIndex::Port) {
+                const LayoutRect& r = l.ports[static_cast<size_t>(e.index)].rect;
+                p.drawEllipse(QPointF(r.x + r.width / 2, r.y + r.height / 2), 3, 3);
+            }
+        }
+    }
+    for (const auto& e : found) {
+        if (e.kind != DiagramIndex::Item) {
+            continue;
+        }
+        const size_t i = static_cast<size_t>(e.index);
+        const VisibleItem& v = pic.visible.items[i];
+        const LayoutRect& r = l.items[i];
+        QColor fill = v.isGroup ? boxFill : nodeFill;
+        double ms = 0;
+        QString msText;
+        if (heat) {
+            ms = itemMs(e.index, nullptr);
+            const double max = v.isGroup ? maxModuleMs_ : maxOperatorMs_;
+            if (ms > 0 && max > 0) {
+                fill = heatColour(ms / max);
+                if (dark) {
+                    fill = fill.darker(170);
+                }
+            }
+        }
+        const bool selected = static_cast<int>(i) == selectedItem_;
+        const bool marked = marked_.count(e.index) > 0;
+        const bool neighbour = neighbours_.count(e.index) > 0;
+        const bool match = isMatchItem(e.index);
+        QPen pen(v.isGroup ? (dark ? QColor(110, 140, 200) : QColor(91, 123, 178)) : frame,
+                 v.isGroup ? 2 : 1);
+        if (match) {
+            pen = QPen(matchColour, 2.5);
+        }
+        if (neighbour) {
+            pen = QPen(highlight.lighter(130), 2);
+        }
+        if (marked || selected) {
+            pen = QPen(highlight, 3);
+        }
+        p.setPen(detail ? pen : Qt::NoPen);
+        p.setBrush(detail ? fill : (marked || match ? pen.color() : pen.color()));
+        if (detail) {
+            p.drawRoundedRect(qrect(r), 4, 4);
+        } else {
+            p.drawRect(qrect(r));
+        }
+        if (!showText) {
+            continue;
+        }
+        const ItemText& t = l.texts[i];
+        const double textWidth = r.width - 2 * diagram::kPadding + 4;
+        double y = r.y + diagram::kPadding - 3;
+        double titleWidth = textWidth;
+        if (heat && ms > 0) { // the time (or value), right-aligned on the title's line
+            p.setFont(smallFont);
+            const QString label = overlayName().isEmpty()
+                                      ? QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2)
+                                      : QString::number(ms, 'g', 3);
+            p.setPen(dark ? QColor(255, 220, 190) : QColor(17, 24, 39));
+            p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
+                       Qt::AlignRight | Qt::AlignVCenter, label);
+            titleWidth = std::max(20.0, textWidth - p.fontMetrics().horizontalAdvance(label) - 6);
+        }
+        p.setPen(heat && ms > 0 && !dark ? QColor(17, 24, 39) : text);
+        p.setFont(titleFont);
+        p.drawText(
+            QRectF(r.x + diagram::kPadding, y, titleWidth, diagram::kTitleHeight),
+            Qt::AlignLeft | Qt::AlignVCenter,
+            p.fontMetrics().elidedText(q(t.title), Qt::ElideRight, static_cast<int>(titleWidth)));
+        y += diagram::kTitleHeight;
+        p.setFont(lineFont);
+        p.setPen(heat && ms > 0 && !dark ? QColor(55, 65, 81) : dim);
+        for (const std::string& line : t.lines) {
+            p.drawText(
+                QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kLineHeight),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                p.fontMetrics().elidedText(q(line), Qt::ElideRight, static_cast<int>(textWidth)));
+            y += diagram::kLineHeight;
+        }
+    }
+    p.setFont(titleFont);
+    for (const auto& e : found) {
+        if (e.kind != DiagramIndex::Input && e.kind != DiagramIndex::Output) {
+            continue;
+        }
+        const LayoutRect& r =
+            e.kind == DiagramIndex::Input ? l.inputs[static_cast<size_t>(e.index)] : l.output;
+        if (r.width <= 0) {
+            continue;
+        }
+        p.setPen(QPen(frame, 1));
+        p.setBrush(dark ? QColor(55, 60, 68) : QColor(238, 238, 238));
+        p.drawRoundedRect(qrect(r), r.height / 2, r.height / 2);
+        if (showText) {
+            p.setPen(text);
+            const QString name = e.kind == DiagramIndex::Input
+                                     ? q(graph_.inputs[static_cast<size_t>(e.index)].name)
+                                     : tr("output");
+            p.drawText(qrect(r), Qt::AlignCenter, name);
+        }
+    }
+    if (showText) {
+        p.setFont(smallFont);
+        p.setPen(dark ? QColor(251, 191, 36) : QColor(180, 83, 9));
+        for (const auto& e : found) {
+            if (e.kind == DiagramIndex::Stub) {
+                const DiagramStub& s = l.stubs[static_cast<size_t>(e.index)];
+                p.drawText(QPointF(s.at.x, s.at.y), q(s.text));
+            }
+        }
+    }
+}
+
+bool GraphDiagram::exportSvg(const QString& path, QString* error) const {
+    if (!picture_) {
+        if (error) {
+            *error = tr("There is no diagram to export yet.");
+        }
+        return false;
+    }
+    QSaveFile file(path);
+    const std::string svg = toSvg(graph_, picture_->visible, picture_->layout);
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(svg.data(), static_cast<qint64>(svg.size())) !=
+            static_cast<qint64>(svg.size()) ||
+        !file.commit()) {
+        if (error) {
+            *error =
+                tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+        }
+        return false;
+    }
+    return true;
+}
+
+QStringList GraphDiagram::exportPng(const QString& path, QString* error, int maxSide) const {
+    QStringList written;
+    if (!picture_) {
+        if (error) {
+            *error = tr("There is no diagram to export yet.");
+        }
+        return written;
+    }
+    const double width = picture_->layout.width, height = picture_->layout.height;
+    const int w = std::max(1, static_cast<int>(std::ceil(width)));
+    const int h = std::max(1, static_cast<int>(std::ceil(height)));
+    const int columns = (w + maxSide - 1) / maxSide;
+    const int rows = (h + maxSide - 1) / maxSide;
+    const QFileInfo info(path);
+    const QString stem = info.path() + QLatin1Char('/') + info.completeBaseName();
+    for (int row = 0; row < rows; ++row) {
+        for (int col = 0; col < columns; ++col) {
+            const int x = col * maxSide, y = row * maxSide;
+            const int tw = std::min(maxSide, w - x), th = std::min(maxSide, h - y);
+            QImage image(tw, th, QImage::Format_ARGB32_Premultiplied);
+            if (image.isNull()) {
+                if (error) {
+                    *error = tr("Not enough memory for a %1 x %2 image.").arg(tw).arg(th);
+                }
+                return {};
+            }
+            image.fill(palette().color(QPalette::Base));
+            QPainter painter(&image);
+            painter.translate(-x, -y);
+            paint(painter, {double(x), double(y), double(tw), double(th)}, 1.0);
+            painter.end();
+            const QString file =
+                rows * columns == 1
+                    ? path
+                    : QStringLiteral("%1-r%2-c%3.png").arg(stem).arg(row + 1).arg(col + 1);
+            if (!image.save(file, "PNG")) {
+                if (error) {
+                    *error = tr("Cannot write %1.").arg(QDir::toNativeSeparators(file));
+                }
+                return {};
+            }
+            written << file;
+        }
+    }
+    return written;
+}
+
+} // namespace scriptscope
