@@ -551,6 +551,12 @@ QByteArray frame(const QByteArray& payload) {
     return bytes + payload;
 }
 
+bool FrameReader::inFrame() const {
+    return !failed_ && !buffer_.isEmpty() &&
+           (buffer_.size() < 4 ||
+            buffer_.size() < 4 + qFromBigEndian<quint32>(buffer_.constData()));
+}
+
 std::optional<QByteArray> FrameReader::next() {
     if (failed_ || buffer_.size() < 4) {
         return std::nullopt;

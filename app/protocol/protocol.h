@@ -85,6 +85,8 @@ QByteArray frame(const QByteArray& payload);
 class FrameReader {
 public:
     void append(const QByteArray& bytes) { buffer_.append(bytes); }
+    // Part of a frame has arrived, the rest not yet.
+    bool inFrame() const;
     // The next whole frame's payload; nullopt until one has arrived. After an oversized length
     // prefix, failed() is true and nothing more is read.
     std::optional<QByteArray> next();

@@ -21,6 +21,10 @@
 #include <memory>
 #include <optional>
 #include <thread>
+
+#include <cerrno>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace scriptscope;
@@ -34,8 +38,24 @@ public:
         : socket_(socket) {}
 
     void send(const Message& message) {
-        socket_.write(frame(encode(message)));
-        socket_.flush();
+        const QByteArray bytes = frame(encode(message));
+        // Straight to the socket, whole, before the next request is handled: through
+        // QLocalSocket's buffer it left a socket buffer's worth per turn of the event loop. Every
+        // message leaves through here, so that buffer holds nothing to be overtaken.
+        const int fd = static_cast<int>(socket_.socketDescriptor());
+        qint64 sent = 0;
+        while (fd >= 0 && sent < bytes.size()) {
+            const ssize_t n = ::send(fd, bytes.constData() + sent,
+                                     static_cast<size_t>(bytes.size() - sent), MSG_NOSIGNAL);
+            if (n > 0) {
+                sent += n;
+            } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+                pollfd writable{fd, POLLOUT, 0};
+                ::poll(&writable, 1, -1);
+            } else {
+                return; // the GUI is gone: the socket's disconnection ends the worker
+            }
+        }
     }
 
     void fail(quint64 id, const Error& error) {
