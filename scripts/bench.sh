@@ -18,7 +18,8 @@ if [ -n "$venv_python" ]; then
     exported=(build/bench/resnet50.pt2)
 fi
 build/bin/bench_diagram --op-library "$(cat build/fixtures/torchvision_library.txt)" \
-    build/bench/resnet50.pt build/bench/fasterrcnn.pt "${exported[@]}"
+    build/bench/resnet50.pt build/bench/fasterrcnn.pt "${exported[@]}" \
+    build/bench/encoder12.pt build/bench/encoder48.pt
 build/bin/bench_numerics build/bench/resnet18.pt build/bench/resnet50.pt build/bench/resnet50_other.pt
 build/bin/bench_pipeline build/bench/resnet18.pt
 build/bin/bench_cli build/bin/scriptscope-cli build/bin/raw_graph "$(cat build/fixtures-dir.txt)/compute.pt"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Makes the benchmarks' models from torchvision (random weights, nothing downloaded), scripted
-and saved: ResNet-18; ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark; ResNet-50 and
-Faster R-CNN (ResNet-50 FPN) for the diagram's benchmark; a second ResNet-50 for the diff's;
+and saved: ResNet-18; ViT-B/16 (about 330 MB) for the GUI's large-archive benchmark; ResNet-50,
+Faster R-CNN (ResNet-50 FPN) and 12- and 48-layer transformer encoders for the diagram's benchmark; a second ResNet-50 for the diff's;
 with PyTorch 2.x, ResNet-50 exported (resnet50.pt2) for the diagram's benchmark too.
 make_bench_models.py OUT_DIR [NAME...]   (default: all)"""
 import os
@@ -31,6 +31,18 @@ make("resnet50", lambda: torchvision.models.resnet50(weights=None))
 make("resnet50_other", lambda: torchvision.models.resnet50(weights=None), seed=1)
 make("fasterrcnn", lambda: torchvision.models.detection.fasterrcnn_resnet50_fpn(
     weights=None, weights_backbone=None))
+
+
+def encoder(layers):
+    """A scripted nn.TransformerEncoder (d_model 64, 4 heads): its inlined forward brings
+    MultiheadAttention's whole control flow along, about 1,170 operator nodes per layer."""
+    layer = torch.nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+
+
+# The transformer-sized graphs of the diagram's benchmark (issue 27): 12 and 48 layers.
+make("encoder12", lambda: encoder(12))
+make("encoder48", lambda: encoder(48))
 
 # With a PyTorch that has torch.export.save: ResNet-50 exported (.pt2), for the diagram's
 # benchmark of a .pt2 beside the TorchScript one.
