@@ -158,6 +158,126 @@ private Q_SLOTS:
         QCOMPARE(diagram_->picture()->layout.laidOut, size_t{0});
     }
 
+    // Level of detail: at 1:1 everything is drawn; zoomed far out, small open groups are summary
+    // boxes and nothing inside them is drawn; a summary box with room carries its name.
+    void levelOfDetail() {
+        QVERIFY(open(fx("quantized_mobilenet.pt")));
+        showInlined(true);
+        QVERIFY(settled());
+        diagram_->expandAll();
+        QVERIFY(settled());
+        const DiagramPicture* pic = diagram_->picture();
+        const DiagramLayout& l = pic->layout;
+        const LayoutRect whole{0, 0, l.width, l.height};
+        size_t openClusters = 0;
+        for (const DiagramCluster& c : l.clusters) {
+            openClusters += c.group != 0;
+        }
+        const DiagramDrawList near = diagram_->drawList(whole, 1.0);
+        QVERIFY(near.summaries.empty());
+        QCOMPARE(near.clusters.size(), openClusters);
+        QCOMPARE(near.items.size(), l.items.size());
+        QCOMPARE(near.edges.size(), l.edges.size());
+        // A small view at 1:1 is drawn from the index: only what is in it.
+        const LayoutRect corner{l.items[0].x, l.items[0].y, 400, 300};
+        const DiagramDrawList small = diagram_->drawList(corner, 1.0);
+        QVERIFY(!small.items.empty() && small.items.size() < l.items.size());
+
+        const double far = 0.02;
+        const DiagramDrawList list = diagram_->drawList(whole, far);
+        QVERIFY(!list.summaries.empty());
+        QVERIFY2(
+            list.items.size() < l.items.size() / 2,
+            qPrintable(
+                QStringLiteral("%1 of %2 items drawn").arg(list.items.size()).arg(l.items.size())));
+        QVERIFY(list.edges.size() < l.edges.size());
+        const auto inside = [](const LayoutRect& a, const LayoutRect& b) {
+            return a.x >= b.x && a.y >= b.y && a.x + a.width <= b.x + b.width &&
+                   a.y + a.height <= b.y + b.height;
+        };
+        for (const int s : list.summaries) {
+            const LayoutRect& box = l.clusters[static_cast<size_t>(s)].rect;
+            // Small on screen, and nothing drawn inside it.
+            QVERIFY(box.height * far < DiagramDetail::kSummaryHeight ||
+                    box.width * far < DiagramDetail::kSummaryWidth);
+            for (const int i : list.items) {
+                QVERIFY(!inside(l.items[static_cast<size_t>(i)], box));
+            }
+            for (const int c : list.clusters) {
+                QVERIFY(c == s || !inside(l.clusters[static_cast<size_t>(c)].rect, box));
+            }
+        }
+        // The painted picture agrees: a summary box is one colour inside, with no node in it.
+        QImage image(static_cast<int>(l.width * far) + 1, static_cast<int>(l.height * far) + 1,
+                     QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        {
+            QPainter p(&image);
+            p.scale(far, far);
+            diagram_->paint(p, whole, far);
+        }
+        int checked = 0;
+        for (const int s : list.summaries) {
+            const LayoutRect& box = l.clusters[static_cast<size_t>(s)].rect;
+            const QRect px(static_cast<int>(box.x * far) + 2, static_cast<int>(box.y * far) + 2,
+                           static_cast<int>(box.width * far) - 4,
+                           static_cast<int>(box.height * far) - 4);
+            if (px.width() < 3 || px.height() < 3 || px.height() >= 14) {
+                continue; // too small to sample, or large enough to carry a name
+            }
+            const QRgb fill = image.pixel(px.center());
+            int other = 0;
+            for (int y = px.top(); y <= px.bottom(); ++y) {
+                for (int x = px.left(); x <= px.right(); ++x) {
+                    other += image.pixel(x, y) != fill;
+                }
+            }
+            // Drawn over the edges that end inside it: one colour, a node would be a patch.
+            QVERIFY2(other == 0, qPrintable(QStringLiteral("%1 of %2 pixels differ")
+                                                .arg(other)
+                                                .arg(px.width() * px.height())));
+            ++checked;
+        }
+        QVERIFY(checked > 0);
+        // Names: a wide group, zoomed out until it is a summary box 30 pixels high while every
+        // group around it is still open, carries its name.
+        const GraphModel& graph = diagram_->graph();
+        std::map<int, const DiagramCluster*> clusterOf;
+        for (const DiagramCluster& c : l.clusters) {
+            clusterOf[c.group] = &c;
+        }
+        int labelledCluster = -1;
+        double named = 0;
+        for (size_t c = 0; c < l.clusters.size() && labelledCluster < 0; ++c) {
+            const LayoutRect& r = l.clusters[c].rect;
+            if (l.clusters[c].group == 0 || r.width < 2 * r.height) {
+                continue;
+            }
+            const double scale = std::min(0.14, 30 / r.height);
+            bool open = true;
+            for (int g = graph.groups[static_cast<size_t>(l.clusters[c].group)].parent; g > 0;
+                 g = graph.groups[static_cast<size_t>(g)].parent) {
+                const LayoutRect& around = clusterOf.at(g)->rect;
+                open = open && around.height * scale >= DiagramDetail::kSummaryHeight &&
+                       around.width * scale >= DiagramDetail::kSummaryWidth;
+            }
+            if (open && r.width * scale >= 40) {
+                labelledCluster = static_cast<int>(c);
+                named = scale;
+            }
+        }
+        QVERIFY2(labelledCluster >= 0, "no wide group to name");
+        const DiagramDrawList labelled = diagram_->drawList(whole, named);
+        QVERIFY(std::find(labelled.summaries.begin(), labelled.summaries.end(), labelledCluster) !=
+                labelled.summaries.end());
+        QVERIFY(labelled.labels >= 1);
+        QVERIFY(labelled.labels <= labelled.summaries.size());
+        diagram_->canvas()->fit();
+        saveScreenshot(window_, QStringLiteral("diagram-expanded-fit"));
+        diagram_->collapseAll(); // as the tests after this one expect it
+        QVERIFY(settled());
+    }
+
     void searchCountsAndRevealsMatches() {
         // As many matches as PyTorch's inlined graph has nodes of that kind.
         const auto expected =

@@ -92,6 +92,203 @@ std::vector<DiagramIndex::Entry> DiagramIndex::query(const LayoutRect& rect) con
 }
 
 // ---------------------------------------------------------------------------------------------
+// Level of detail
+
+namespace {
+
+// Summary boxes at least this large on screen carry their group's name (device pixels).
+constexpr double kLabelWidth = 40;
+constexpr double kLabelHeight = 14;
+
+bool meets(const LayoutRect& a, const LayoutRect& b) {
+    return a.x <= b.x + b.width && a.x + a.width >= b.x && a.y <= b.y + b.height &&
+           a.y + a.height >= b.y;
+}
+
+} // namespace
+
+void DiagramDetail::build(const GraphModel& graph, const VisibleGraph& visible,
+                          const DiagramLayout& layout) {
+    const size_t groups = graph.groups.size();
+    // Each open group's own threshold, then the largest along its chain of ancestors: below it,
+    // some group around (or at) this one is a summary box.
+    std::vector<double> own(groups, 0);
+    clusterSummary.assign(layout.clusters.size(), 0);
+    for (size_t c = 0; c < layout.clusters.size(); ++c) {
+        const DiagramCluster& cluster = layout.clusters[c];
+        const LayoutRect& r = cluster.rect;
+        if (cluster.group > 0 && static_cast<size_t>(cluster.group) < groups && r.width > 0 &&
+            r.height > 0) {
+            clusterSummary[c] = std::min(
+                kDetailScale, std::max(kSummaryHeight / r.height, kSummaryWidth / r.width));
+            own[static_cast<size_t>(cluster.group)] = clusterSummary[c];
+        }
+    }
+    std::vector<double> chain(groups, -1);
+    const auto chained = [&](int group) {
+        // Groups nest only a few dozen deep; walk up to the first one already known.
+        std::vector<int> path;
+        int g = group;
+        while (g >= 0 && static_cast<size_t>(g) < groups && chain[static_cast<size_t>(g)] < 0) {
+            path.push_back(g);
+            g = graph.groups[static_cast<size_t>(g)].parent;
+        }
+        double above =
+            g >= 0 && static_cast<size_t>(g) < groups ? chain[static_cast<size_t>(g)] : 0;
+        for (auto it = path.rbegin(); it != path.rend(); ++it) {
+            above = std::max(above, own[static_cast<size_t>(*it)]);
+            chain[static_cast<size_t>(*it)] = above;
+        }
+        return group >= 0 && static_cast<size_t>(group) < groups ? chain[static_cast<size_t>(group)]
+                                                                 : 0.0;
+    };
+    const auto parentOf = [&](int group) {
+        return group >= 0 && static_cast<size_t>(group) < groups
+                   ? graph.groups[static_cast<size_t>(group)].parent
+                   : -1;
+    };
+    clusterHidden.assign(layout.clusters.size(), 0);
+    for (size_t c = 0; c < layout.clusters.size(); ++c) {
+        clusterHidden[c] = chained(parentOf(layout.clusters[c].group));
+    }
+    // The group an item sits in: a node's own, a collapsed group's parent.
+    std::vector<int> home(visible.items.size(), 0);
+    itemHidden.assign(visible.items.size(), 0);
+    for (size_t i = 0; i < visible.items.size(); ++i) {
+        const VisibleItem& item = visible.items[i];
+        home[i] = item.isGroup ? parentOf(item.id)
+                  : item.id >= 0 && static_cast<size_t>(item.id) < graph.nodes.size()
+                      ? graph.nodes[static_cast<size_t>(item.id)].group
+                      : 0;
+        itemHidden[i] = chained(home[i]);
+    }
+    // An edge goes when both its ends are inside one summary box: it lies within the innermost
+    // group holding both ends.
+    const auto depth = [&](int group) {
+        return group >= 0 && static_cast<size_t>(group) < groups
+                   ? graph.groups[static_cast<size_t>(group)].depth
+                   : 0;
+    };
+    edgeHidden.assign(layout.edges.size(), 0);
+    for (size_t e = 0; e < layout.edges.size(); ++e) {
+        if (layout.edges[e].edges.empty()) {
+            continue;
+        }
+        const VisibleEdge& v = visible.edges[static_cast<size_t>(layout.edges[e].edges.front())];
+        int a = v.from >= 0 ? home[static_cast<size_t>(v.from)] : 0;
+        int b = v.to >= 0 ? home[static_cast<size_t>(v.to)] : 0;
+        for (int guard = 0; a != b && guard < 256; ++guard) {
+            if (depth(a) >= depth(b)) {
+                a = parentOf(a);
+            } else {
+                b = parentOf(b);
+            }
+        }
+        edgeHidden[e] = a == b ? chained(a) : 0;
+    }
+    portHidden.assign(layout.ports.size(), 0);
+    for (size_t i = 0; i < layout.ports.size(); ++i) {
+        portHidden[i] = chained(layout.ports[i].group);
+    }
+}
+
+DiagramDrawList GraphDiagram::drawList(const LayoutRect& scene, double scale) const {
+    DiagramDrawList list;
+    if (!picture_) {
+        return list;
+    }
+    const DiagramPicture& pic = *picture_;
+    const DiagramLayout& l = pic.layout;
+    const DiagramDetail& d = pic.detail;
+    const auto cluster = [&](int i) {
+        const size_t c = static_cast<size_t>(i);
+        if (l.clusters[c].group == 0 || scale < d.clusterHidden[c]) {
+            return;
+        }
+        if (scale < d.clusterSummary[c]) {
+            list.summaries.push_back(i);
+            const LayoutRect& r = l.clusters[c].rect;
+            list.labels += r.width * scale >= kLabelWidth && r.height * scale >= kLabelHeight;
+        } else {
+            list.clusters.push_back(i);
+        }
+    };
+    const bool detail = scale >= kDetailScale;
+    const bool showText = scale >= kTextScale;
+    if (scene.width * scene.height >= 0.25 * l.width * l.height) {
+        // Most of the picture in view: one pass over everything is cheaper than the index, whose
+        // cells would list all of it, much of it many times.
+        for (size_t i = 0; i < l.clusters.size(); ++i) {
+            if (meets(l.clusters[i].rect, scene)) {
+                cluster(static_cast<int>(i));
+            }
+        }
+        for (size_t i = 0; i < l.edges.size(); ++i) {
+            if (scale >= d.edgeHidden[i]) {
+                list.edges.push_back(static_cast<int>(i));
+            }
+        }
+        for (size_t i = 0; detail && i < l.ports.size(); ++i) {
+            if (scale >= d.portHidden[i] && meets(l.ports[i].rect, scene)) {
+                list.ports.push_back(static_cast<int>(i));
+            }
+        }
+        for (size_t i = 0; i < l.items.size(); ++i) {
+            if (scale >= d.itemHidden[i] && meets(l.items[i], scene)) {
+                list.items.push_back(static_cast<int>(i));
+            }
+        }
+        for (size_t i = 0; i < l.inputs.size(); ++i) {
+            if (meets(l.inputs[i], scene)) {
+                list.inputs.push_back(static_cast<int>(i));
+            }
+        }
+        list.output = meets(l.output, scene);
+        for (size_t i = 0; showText && i < l.stubs.size(); ++i) {
+            list.stubs.push_back(static_cast<int>(i));
+        }
+        return list;
+    }
+    for (const DiagramIndex::Entry& e : pic.index.query(scene)) {
+        const size_t i = static_cast<size_t>(e.index);
+        switch (e.kind) {
+        case DiagramIndex::Cluster:
+            cluster(e.index);
+            break;
+        case DiagramIndex::Edge:
+            if (scale >= d.edgeHidden[i]) {
+                list.edges.push_back(e.index);
+            }
+            break;
+        case DiagramIndex::Port:
+            if (detail && scale >= d.portHidden[i]) {
+                list.ports.push_back(e.index);
+            }
+            break;
+        case DiagramIndex::Item:
+            if (scale >= d.itemHidden[i]) {
+                list.items.push_back(e.index);
+            }
+            break;
+        case DiagramIndex::Input:
+            list.inputs.push_back(e.index);
+            break;
+        case DiagramIndex::Output:
+            list.output = true;
+            break;
+        case DiagramIndex::Stub:
+            if (showText) {
+                list.stubs.push_back(e.index);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    return list;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Painting
 
 void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) const {
@@ -126,7 +323,24 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     QFont smallFont = lineFont;
     smallFont.setPixelSize(8);
 
-    const std::vector<DiagramIndex::Entry> found = pic.index.query(scene);
+    const DiagramDrawList list = drawList(scene, scale);
+    // In the order the loops below take them: clusters, edges, ports, items, inputs and the
+    // output, stubs.
+    std::vector<DiagramIndex::Entry> found;
+    found.reserve(list.clusters.size() + list.edges.size() + list.ports.size() + list.items.size() +
+                  list.inputs.size() + list.stubs.size() + 1);
+    for (const auto& [kind, indices] :
+         {std::pair{DiagramIndex::Cluster, &list.clusters},
+          std::pair{DiagramIndex::Edge, &list.edges}, std::pair{DiagramIndex::Port, &list.ports},
+          std::pair{DiagramIndex::Item, &list.items}, std::pair{DiagramIndex::Input, &list.inputs},
+          std::pair{DiagramIndex::Stub, &list.stubs}}) {
+        for (const int index : *indices) {
+            found.push_back({kind, index});
+        }
+    }
+    if (list.output) {
+        found.push_back({DiagramIndex::Output, 0});
+    }
     p.setRenderHint(QPainter::Antialiasing, detail);
     p.setRenderHint(QPainter::TextAntialiasing, true);
     // Clusters (outer first), then edges, ports, items, stubs: the index sorts by kind.
@@ -233,6 +447,45 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                 p.drawEllipse(QPointF(r.x + r.width / 2, r.y + r.height / 2), 3, 3);
             }
         }
+    }
+    // Groups too small to show what they hold: one box each, over the edges that end inside it,
+    // named in screen pixels where it has room.
+    for (const int i : list.summaries) {
+        const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
+        const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+        QColor fill = g.kind == GraphGroup::Kind::Block ? blockFill.darker(108) : boxFill;
+        if (heat && g.kind != GraphGroup::Kind::Block && maxModuleMs_ > 0) {
+            if (const auto it = moduleMs_.find(g.module); it != moduleMs_.end()) {
+                fill = heatColour(it->second / maxModuleMs_);
+            }
+        }
+        p.setPen(QPen(frame, 0));
+        p.setBrush(fill);
+        p.drawRect(qrect(c.rect));
+    }
+    if (list.labels > 0) {
+        const QTransform toDevice = p.transform();
+        p.save();
+        p.resetTransform();
+        QFont labelFont = font();
+        labelFont.setPixelSize(11);
+        p.setFont(labelFont);
+        p.setPen(text);
+        for (const int i : list.summaries) {
+            const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
+            const QRectF box = toDevice.mapRect(qrect(c.rect));
+            if (box.width() < kLabelWidth || box.height() < kLabelHeight) {
+                continue;
+            }
+            const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+            const QString name =
+                q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
+            const QRectF room = box.adjusted(4, 1, -4, -1);
+            p.drawText(
+                room, Qt::AlignLeft | Qt::AlignTop,
+                p.fontMetrics().elidedText(name, Qt::ElideRight, static_cast<int>(room.width())));
+        }
+        p.restore();
     }
     for (const auto& e : found) {
         if (e.kind != DiagramIndex::Item) {

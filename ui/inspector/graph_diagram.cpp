@@ -275,6 +275,7 @@ void GraphDiagram::startJob() {
             return std::shared_ptr<DiagramPicture>();
         }
         picture->index.build(picture->layout, picture->layout.stubs);
+        picture->detail.build(*graph, picture->visible, picture->layout);
         picture->itemEdges.resize(picture->visible.items.size());
         for (size_t e = 0; e < picture->layout.edges.size(); ++e) {
             for (const int v : picture->layout.edges[e].edges) {

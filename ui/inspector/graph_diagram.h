@@ -50,12 +50,37 @@ struct DiagramIndex {
     std::vector<Entry> query(const LayoutRect& rect) const;
 };
 
+// Level of detail, worked out once per picture: below kDetailScale nodes are plain shapes, and an
+// open group that would then be under kSummaryHeight or kSummaryWidth pixels on screen is drawn
+// as one summary box, named where it has room; nothing inside it is drawn. Each value is the
+// scale below which that happens (0: never).
+struct DiagramDetail {
+    static constexpr double kSummaryHeight = 48;
+    static constexpr double kSummaryWidth = 24;
+    std::vector<double> clusterSummary; // per cluster: a summary box below this scale
+    std::vector<double> clusterHidden;  // per cluster: inside a summary box below this scale
+    std::vector<double> itemHidden;     // per visible item
+    std::vector<double> edgeHidden;     // per layout edge (both ends inside one summary box)
+    std::vector<double> portHidden;     // per port
+    void build(const GraphModel& graph, const VisibleGraph& visible, const DiagramLayout& layout);
+};
+
+// What is drawn of a picture in one view at one scale, in paint order (indices into the layout).
+struct DiagramDrawList {
+    std::vector<int> clusters;  // drawn open, with what they hold
+    std::vector<int> summaries; // drawn as summary boxes
+    std::vector<int> edges, ports, items, inputs, stubs;
+    bool output = false;
+    size_t labels = 0; // summary boxes large enough to carry their name
+};
+
 // What a layout job gives back: the picture at one expansion, ready to paint.
 struct DiagramPicture {
     quint64 generation = 0;
     VisibleGraph visible;
     DiagramLayout layout;
     DiagramIndex index;
+    DiagramDetail detail;
     std::vector<std::vector<int>> itemEdges; // per visible item: the layout edges touching it
     double layoutMs = 0;
 };
@@ -139,6 +164,8 @@ public:
     // Paints the picture's region `scene` at `scale` into `painter` (the canvas, exports and the
     // benchmark use this).
     void paint(QPainter& painter, const LayoutRect& scene, double scale) const;
+    // What paint() draws of `scene` at `scale`: the level of detail, without painting.
+    DiagramDrawList drawList(const LayoutRect& scene, double scale) const;
 
 Q_SIGNALS:
     void nodeSelected(int node); // -1: none
