@@ -577,6 +577,38 @@ private Q_SLOTS:
         expand->trigger();
     }
 
+    // A 100,000-line text is shown in slices, one per turn of the event loop (the benchmark
+    // times them): text() is all of it at once, the cursor stays at the start, and a newer text
+    // replaces one still arriving.
+    void longTextsArriveInSlices() {
+        CodeView view(CodeHighlighter::Language::GraphIr);
+        view.resize(600, 400);
+        view.show();
+        QString text;
+        for (int i = 0; i < 100000; ++i) {
+            text += QStringLiteral("  %%x.%1 : Tensor = aten::add(%%a.%1, %%b.%1, %%c)\n").arg(i);
+        }
+        QSignalSpy loaded(&view, &CodeView::textLoaded);
+        view.setText(text);
+        QVERIFY(!view.loaded());
+        QVERIFY(view.editor()->document()->blockCount() < 100000);
+        QCOMPARE(view.text(), text);
+        // Replaced while it arrives: only the newer text ends up shown.
+        view.setText(QStringLiteral("short"));
+        QVERIFY(view.loaded());
+        QCOMPARE(view.editor()->toPlainText(), QStringLiteral("short"));
+        view.setText(text);
+        int turns = 0;
+        while (!view.loaded()) {
+            QCoreApplication::processEvents();
+            ++turns;
+        }
+        QVERIFY(turns > 1);
+        QCOMPARE(view.editor()->toPlainText(), text);
+        QCOMPARE(view.editor()->textCursor().position(), 0);
+        QCOMPARE(loaded.count(), 2);
+    }
+
     void codeZoomAndFindPrevious() {
         QVERIFY(open(fx("rich.pt")));
         window_->selectModule(QString());

@@ -1,6 +1,7 @@
 #include "code_view.h"
 
 #include <QAction>
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -8,6 +9,7 @@
 #include <QPainter>
 #include <QRegularExpression>
 #include <QTextBlock>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -277,13 +279,69 @@ CodeView::CodeView(CodeHighlighter::Language language, QWidget* parent)
               [this]() { editor_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont)); });
 }
 
+namespace {
+
+// Texts longer than this are shown in slices; each slice takes about kSliceMs of the GUI thread
+// (building the blocks and highlighting them).
+constexpr qsizetype kSlicedChars = 256 * 1024;
+constexpr qint64 kSliceMs = 12;
+constexpr int kSliceLines = 200;
+
+} // namespace
+
 void CodeView::setText(const QString& text) {
-    editor_->setPlainText(text);
+    ++generation_;
+    pending_.clear();
+    shown_ = 0;
+    if (text.size() <= kSlicedChars) {
+        editor_->setPlainText(text);
+        editor_->highlightValue({});
+        Q_EMIT textLoaded();
+        return;
+    }
+    // The first slice as the whole text, so that the editor's cursor stays at its start: one at
+    // the end would move with every slice appended (and select the node of each line it passed).
+    editor_->document()->setUndoRedoEnabled(false);
+    pending_ = text;
+    shown_ = sliceEnd(0);
+    editor_->setPlainText(text.left(shown_));
     editor_->highlightValue({});
+    const quint64 generation = generation_;
+    QTimer::singleShot(0, this, [this, generation]() { appendSlice(generation); });
+}
+
+qsizetype CodeView::sliceEnd(qsizetype from) const {
+    qsizetype stop = from;
+    for (int line = 0; line < kSliceLines && stop >= 0; ++line) {
+        stop = pending_.indexOf(QLatin1Char('\n'), stop + (line > 0 ? 1 : 0));
+    }
+    return stop < 0 ? pending_.size() : stop + 1;
+}
+
+void CodeView::appendSlice(quint64 generation) {
+    if (generation != generation_ || pending_.isEmpty()) {
+        return;
+    }
+    QElapsedTimer slice;
+    slice.start();
+    QTextCursor end(editor_->document());
+    end.movePosition(QTextCursor::End);
+    while (shown_ < pending_.size() && slice.elapsed() < kSliceMs) {
+        const qsizetype stop = sliceEnd(shown_);
+        end.insertText(QStringView(pending_).mid(shown_, stop - shown_).toString());
+        shown_ = stop;
+    }
+    if (shown_ < pending_.size()) {
+        QTimer::singleShot(0, this, [this, generation]() { appendSlice(generation); });
+        return;
+    }
+    pending_.clear();
+    shown_ = 0;
+    Q_EMIT textLoaded();
 }
 
 QString CodeView::text() const {
-    return editor_->toPlainText();
+    return pending_.isEmpty() ? editor_->toPlainText() : pending_;
 }
 
 void CodeView::showFind() {

@@ -53,8 +53,12 @@ class CodeView : public QWidget {
 public:
     CodeView(CodeHighlighter::Language language, QWidget* parent = nullptr);
 
+    // A long text (a transformer's inlined graph: 100,000 lines, 9 MB) is shown a slice per turn
+    // of the event loop, so that the GUI keeps answering while it fills; text() is all of it
+    // from the start, and loaded() says when the view has all of it.
     void setText(const QString& text);
     QString text() const;
+    bool loaded() const { return pending_.isEmpty(); }
     CodeEditor* editor() const { return editor_; }
     void showFind();
     // Finds the next (or previous) match from the cursor; wraps around. Returns false if none.
@@ -65,8 +69,18 @@ public:
     void setLineWrap(bool on);
     bool lineWrap() const;
 
+Q_SIGNALS:
+    void textLoaded();
+
 private:
+    void appendSlice(quint64 generation);
+    // Where the slice of pending_ starting at `from` ends (after a number of whole lines).
+    qsizetype sliceEnd(qsizetype from) const;
+
     CodeEditor* editor_;
+    QString pending_; // the text being shown, while slices of it are still to come
+    qsizetype shown_ = 0;
+    quint64 generation_ = 0;
     QWidget* findBar_;
     QLineEdit* findText_;
     QLabel* findStatus_;

@@ -7,17 +7,21 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QProcessEnvironment>
 #include <QUuid>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
 namespace scriptscope {
 
 // The longest the GUI thread waits for the rest of a message that is arriving (milliseconds).
-constexpr qint64 kReadSliceMs = 40;
+constexpr qint64 kReadSliceMs = 25;
+// Messages from this size on are decoded in a thread.
+constexpr qsizetype kDecodeInThreadBytes = 1 << 20;
 
 using namespace protocol;
 
@@ -124,6 +128,7 @@ void WorkerClient::onWorkerConnected() {
     }
     socket_ = server_->nextPendingConnection();
     reader_ = FrameReader();
+    decoding_ = false;
     connect(socket_, &QLocalSocket::readyRead, this, &WorkerClient::onReadyRead);
     if (!outbox_.isEmpty()) {
         socket_->write(outbox_);
@@ -311,133 +316,191 @@ void WorkerClient::onReadyRead() {
            socket_->waitForReadyRead(static_cast<int>(kReadSliceMs - slice.elapsed()))) {
         reader_.append(socket_->readAll());
     }
-    while (auto payload = reader_.next()) {
-        auto message = decode(*payload);
-        if (!message) {
-            failPending(ErrorKind::Internal,
-                        QStringLiteral("the worker sent a message this program cannot read (%1)")
-                            .arg(QString::fromStdString(message.error().message)));
-            stopWorker();
-            return;
-        }
-        const Message& m = *message;
-        if (m.type == MessageType::Ready) {
-            std::vector<DeviceInfo> devices;
-            for (const auto& device : m.body.value(QLatin1String("devices")).toArray()) {
-                devices.push_back(deviceFromCbor(device.toMap()));
-            }
-            Q_EMIT devicesKnown(devices, m.body.value(QLatin1String("libtorch")).toString());
-            QStringList build;
-            for (const auto& line : m.body.value(QLatin1String("build")).toArray()) {
-                build << line.toString();
-            }
-            Q_EMIT buildKnown(build);
-            const QCborMap sandbox = m.body.value(QLatin1String("sandbox")).toMap();
-            QStringList notes;
-            for (const auto& note : sandbox.value(QLatin1String("notes")).toArray()) {
-                notes << note.toString();
-            }
-            Q_EMIT sandboxKnown(sandbox.value(QLatin1String("confined")).toBool(),
-                                sandbox.value(QLatin1String("summary")).toString(), notes);
-            continue;
-        }
-        if (m.id != pending_ || pending_ == 0) {
-            continue; // an answer to an abandoned request
-        }
-        switch (m.type) {
-        case MessageType::Progress:
-            Q_EMIT progress(m.id, m.body.value(QLatin1String("stage")).toString(),
-                            m.body.value(QLatin1String("detail")).toString());
-            continue;
-        case MessageType::ModelInfo: {
-            const auto info = modelInfoFromCbor(m.body);
-            loadedBody_ = running_.body;
-            finishPending();
-            Q_EMIT loaded(m.id, info);
-            break;
-        }
-        case MessageType::ProbeResult: {
-            const auto result = probeResultFromCbor(m.body);
-            finishPending();
-            Q_EMIT probed(m.id, result);
-            break;
-        }
-        case MessageType::Text: {
-            const QString text = m.body.value(QLatin1String("text")).toString();
-            finishPending();
-            Q_EMIT textReady(m.id, text);
-            break;
-        }
-        case MessageType::RunResult: {
-            const auto result = runResultFromCbor(m.body);
-            finishPending();
-            Q_EMIT runFinished(m.id, result);
-            break;
-        }
-        case MessageType::SourceInfo: {
-            const auto info = sourceInfoFromCbor(m.body);
-            finishPending();
-            Q_EMIT sourceOpened(m.id, info);
-            break;
-        }
-        case MessageType::FrameResult: {
-            const auto frame = frameResultFromCbor(m.body);
-            finishPending();
-            Q_EMIT frameReady(m.id, frame);
-            break;
-        }
-        case MessageType::DiagramModel: {
-            const auto graph = graphModelFromCbor(m.body);
-            finishPending();
-            Q_EMIT diagramReady(m.id, graph);
-            break;
-        }
-        case MessageType::ActivationReport: {
-            const auto report = activationReportFromCbor(m.body);
-            finishPending();
-            Q_EMIT activationsReady(m.id, report);
-            break;
-        }
-        case MessageType::OptimizeResult: {
-            const auto result = optimizeResultFromCbor(m.body);
-            finishPending();
-            Q_EMIT optimized(m.id, result);
-            break;
-        }
-        case MessageType::ArchiveDiff: {
-            const auto diff = archiveDiffFromCbor(m.body);
-            finishPending();
-            Q_EMIT diffReady(m.id, diff);
-            break;
-        }
-        case MessageType::Values: {
-            std::vector<OutputValue> values;
-            for (const auto& value : m.body.value(QLatin1String("values")).toArray()) {
-                values.push_back(outputFromCbor(value.toMap()));
-            }
-            finishPending();
-            Q_EMIT statisticsReady(m.id, values);
-            break;
-        }
-        case MessageType::Failure: {
-            auto error = errorFromCbor(m.body);
-            if (error.kind == ErrorKind::OutOfMemory && memoryLimitMb_ > 0) {
-                error.message += " The worker hit its memory limit of " +
-                                 formatBytes(static_cast<uint64_t>(memoryLimitMb_) << 20) + ".";
-            }
-            finishPending();
-            Q_EMIT failed(m.id, error);
-            break;
-        }
-        default:
-            break;
-        }
+    processFrames();
+}
+
+namespace {
+
+WorkerClient::Decoded decodeFrame(const QByteArray& payload) {
+    WorkerClient::Decoded decoded;
+    auto message = decode(payload);
+    if (!message) {
+        decoded.error = QString::fromStdString(message.error().message);
+        return decoded;
     }
-    if (reader_.failed()) {
+    decoded.message = std::move(message).value();
+    if (decoded.message->type == MessageType::DiagramModel) {
+        decoded.graph = graphModelFromCbor(decoded.message->body);
+    }
+    return decoded;
+}
+
+} // namespace
+
+void WorkerClient::processFrames() {
+    while (!decoding_) {
+        auto payload = reader_.next();
+        if (!payload) {
+            break;
+        }
+        if (payload->size() < kDecodeInThreadBytes) {
+            if (!handle(decodeFrame(*payload))) {
+                return;
+            }
+            continue;
+        }
+        // A large message (a transformer's diagram is 12 MB) is decoded in a thread: the GUI
+        // keeps answering. Later frames wait, in order; the request's time limit waits too.
+        decoding_ = true;
+        const int remaining = timeout_.isActive() ? timeout_.remainingTime() : -1;
+        timeout_.stop();
+        auto* watcher = new QFutureWatcher<Decoded>(this);
+        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, remaining]() {
+            watcher->deleteLater();
+            if (!decoding_) {
+                return; // the worker was stopped meanwhile: its messages are moot
+            }
+            decoding_ = false;
+            if (remaining >= 0 && pending_ != 0) {
+                timeout_.start(std::max(1, remaining));
+            }
+            if (handle(watcher->result())) {
+                processFrames();
+            }
+        });
+        watcher->setFuture(
+            QtConcurrent::run([bytes = std::move(*payload)]() { return decodeFrame(bytes); }));
+        return;
+    }
+    if (!decoding_ && reader_.failed()) {
         failPending(ErrorKind::Internal,
                     QStringLiteral("the worker sent a frame larger than the protocol allows"));
         stopWorker();
     }
+}
+
+bool WorkerClient::handle(Decoded decoded) {
+    if (!decoded.message) {
+        failPending(ErrorKind::Internal,
+                    QStringLiteral("the worker sent a message this program cannot read (%1)")
+                        .arg(decoded.error));
+        stopWorker();
+        return false;
+    }
+    const Message& m = *decoded.message;
+    if (m.type == MessageType::Ready) {
+        std::vector<DeviceInfo> devices;
+        for (const auto& device : m.body.value(QLatin1String("devices")).toArray()) {
+            devices.push_back(deviceFromCbor(device.toMap()));
+        }
+        Q_EMIT devicesKnown(devices, m.body.value(QLatin1String("libtorch")).toString());
+        QStringList build;
+        for (const auto& line : m.body.value(QLatin1String("build")).toArray()) {
+            build << line.toString();
+        }
+        Q_EMIT buildKnown(build);
+        const QCborMap sandbox = m.body.value(QLatin1String("sandbox")).toMap();
+        QStringList notes;
+        for (const auto& note : sandbox.value(QLatin1String("notes")).toArray()) {
+            notes << note.toString();
+        }
+        Q_EMIT sandboxKnown(sandbox.value(QLatin1String("confined")).toBool(),
+                            sandbox.value(QLatin1String("summary")).toString(), notes);
+        return true;
+    }
+    if (m.id != pending_ || pending_ == 0) {
+        return true; // an answer to an abandoned request
+    }
+    switch (m.type) {
+    case MessageType::Progress:
+        Q_EMIT progress(m.id, m.body.value(QLatin1String("stage")).toString(),
+                        m.body.value(QLatin1String("detail")).toString());
+        return true;
+    case MessageType::ModelInfo: {
+        const auto info = modelInfoFromCbor(m.body);
+        loadedBody_ = running_.body;
+        finishPending();
+        Q_EMIT loaded(m.id, info);
+        break;
+    }
+    case MessageType::ProbeResult: {
+        const auto result = probeResultFromCbor(m.body);
+        finishPending();
+        Q_EMIT probed(m.id, result);
+        break;
+    }
+    case MessageType::Text: {
+        const QString text = m.body.value(QLatin1String("text")).toString();
+        finishPending();
+        Q_EMIT textReady(m.id, text);
+        break;
+    }
+    case MessageType::RunResult: {
+        const auto result = runResultFromCbor(m.body);
+        finishPending();
+        Q_EMIT runFinished(m.id, result);
+        break;
+    }
+    case MessageType::SourceInfo: {
+        const auto info = sourceInfoFromCbor(m.body);
+        finishPending();
+        Q_EMIT sourceOpened(m.id, info);
+        break;
+    }
+    case MessageType::FrameResult: {
+        const auto frame = frameResultFromCbor(m.body);
+        finishPending();
+        Q_EMIT frameReady(m.id, frame);
+        break;
+    }
+    case MessageType::DiagramModel: {
+        const GraphModel graph =
+            decoded.graph ? std::move(*decoded.graph) : graphModelFromCbor(m.body);
+        finishPending();
+        Q_EMIT diagramReady(m.id, graph);
+        break;
+    }
+    case MessageType::ActivationReport: {
+        const auto report = activationReportFromCbor(m.body);
+        finishPending();
+        Q_EMIT activationsReady(m.id, report);
+        break;
+    }
+    case MessageType::OptimizeResult: {
+        const auto result = optimizeResultFromCbor(m.body);
+        finishPending();
+        Q_EMIT optimized(m.id, result);
+        break;
+    }
+    case MessageType::ArchiveDiff: {
+        const auto diff = archiveDiffFromCbor(m.body);
+        finishPending();
+        Q_EMIT diffReady(m.id, diff);
+        break;
+    }
+    case MessageType::Values: {
+        std::vector<OutputValue> values;
+        for (const auto& value : m.body.value(QLatin1String("values")).toArray()) {
+            values.push_back(outputFromCbor(value.toMap()));
+        }
+        finishPending();
+        Q_EMIT statisticsReady(m.id, values);
+        break;
+    }
+    case MessageType::Failure: {
+        auto error = errorFromCbor(m.body);
+        if (error.kind == ErrorKind::OutOfMemory && memoryLimitMb_ > 0) {
+            error.message += " The worker hit its memory limit of " +
+                             formatBytes(static_cast<uint64_t>(memoryLimitMb_) << 20) + ".";
+        }
+        finishPending();
+        Q_EMIT failed(m.id, error);
+        break;
+    }
+    default:
+        break;
+    }
+    return true;
 }
 
 void WorkerClient::finishPending() {
@@ -503,6 +566,7 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
 }
 
 void WorkerClient::stopWorker() {
+    decoding_ = false; // a message being decoded is dropped when it is done
     if (process_) {
         if (process_->state() != QProcess::NotRunning) {
             process_->kill();

@@ -101,6 +101,15 @@ Q_SIGNALS:
     // and file writes are both blocked; `summary` and `notes` say what is and is not.
     void sandboxKnown(bool confined, const QString& summary, const QStringList& notes);
 
+public:
+    // A message from the worker as decoded (in a thread when it is large): the message, or why
+    // it could not be read; a diagram's graph already converted.
+    struct Decoded {
+        std::optional<protocol::Message> message;
+        QString error;
+        std::optional<GraphModel> graph;
+    };
+
 private:
     struct Request {
         quint64 id = 0;
@@ -117,6 +126,9 @@ private:
     bool ensureWorker(QString& why);
     void onWorkerConnected();
     void onReadyRead();
+    void processFrames();
+    // Acts on one message; false when the worker was stopped (nothing more is read from it).
+    bool handle(Decoded decoded);
     void onWorkerFinished(int exitCode, QProcess::ExitStatus status);
     void finishPending();
     void failPending(ErrorKind kind, const QString& message);
@@ -142,6 +154,7 @@ private:
     QTimer timeout_;
     bool cancelling_ = false;
     bool timedOut_ = false;
+    bool decoding_ = false; // a large message is being decoded; the frames after it wait
 };
 
 } // namespace scriptscope

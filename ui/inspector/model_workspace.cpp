@@ -29,6 +29,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace scriptscope {
 using inspector::flatTable;
 using inspector::q;
@@ -207,6 +209,11 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     addWidget(start);
     addWidget(inspector);
 
+    connect(graph_, &CodeView::textLoaded, this, [this]() {
+        if (const int line = std::exchange(pendingIrLine_, 0); line > 0) {
+            showIrLine(line);
+        }
+    });
     connect(worker_, &WorkerClient::textReady, this, [this](quint64 id, const QString& text) {
         if (id == graphRequest_) {
             graphRequest_ = 0;
@@ -260,6 +267,7 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     }
     model_ = info;
     inlinedGraph_.clear();
+    pendingIrLine_ = 0;
     graphRequest_ = 0;
     diagrams_.clear(); // built from the previous load: a reload may have changed the graph
     if (otherModel) {
@@ -527,17 +535,9 @@ void ModelWorkspace::showNodeInText(int node) {
             tree_->scrollTo(index);
         }
     }
+    pendingIrLine_ = 0;
     if (n.irLine > 0) {
-        QPlainTextEdit* editor = graph_->editor();
-        const QTextBlock block = editor->document()->findBlockByNumber(n.irLine - 1);
-        if (block.isValid()) {
-            QTextCursor cursor(block);
-            cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
-            editor->setTextCursor(cursor);
-            editor->centerCursor();
-            // The line's start in view: a long line would otherwise scroll to its end.
-            editor->horizontalScrollBar()->setValue(0);
-        }
+        showIrLine(n.irLine);
     }
     // The .code view: the line that made the node, where the code shown has it.
     if (!n.sourceText.empty()) {
@@ -554,6 +554,24 @@ void ModelWorkspace::showNodeInText(int node) {
             }
         }
     }
+}
+
+void ModelWorkspace::showIrLine(int line) {
+    QPlainTextEdit* editor = graph_->editor();
+    const QTextBlock block = editor->document()->findBlockByNumber(line - 1);
+    if (!block.isValid()) {
+        if (!graph_->loaded()) {
+            pendingIrLine_ = line; // a long text whose line has not been shown yet
+        }
+        return;
+    }
+    const QScopedValueRollback<bool> syncing(syncingText_, true);
+    QTextCursor cursor(block);
+    cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+    editor->setTextCursor(cursor);
+    editor->centerCursor();
+    // The line's start in view: a long line would otherwise scroll to its end.
+    editor->horizontalScrollBar()->setValue(0);
 }
 
 void ModelWorkspace::selectNodeAtTextLine(int line) {

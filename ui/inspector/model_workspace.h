@@ -93,6 +93,8 @@ private:
     void showNodeInText(int node);
     void selectPendingNode();
     void selectNodeAtTextLine(int line);
+    // Puts the IR text's cursor on a line, or on it once a long text has arrived there.
+    void showIrLine(int line);
 
     WorkerClient* worker_;
     ModelInfo model_;
@@ -129,6 +131,7 @@ private:
     RunProfile profile_;                 // the shown model's last profiled run
     GraphDiagram::ValueOverlay overlay_; // of the shown model
     int pendingNode_ = -1;               // to select once the inlined forward diagram is shown
+    int pendingIrLine_ = 0;              // to go to once the (long) IR text has all its lines
     ArchiveView* archive_ = nullptr;
 };
 
