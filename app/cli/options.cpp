@@ -80,7 +80,8 @@ str(model.inlined_graph), with the calls of submodules inlined.
 --format json or dot gives the graph as the diagram draws it: operator nodes (constants and
 prim::GetAttr folded into the nodes that use them, as attributes), the values between them, and
 groups: one per module instance (from the inlined call stack; the module is the dotted path of
-named_modules(), "" for the root) and one per block of prim::If and prim::Loop. --expand N shows
+named_modules(), "" for the root) and one per block of prim::If and prim::Loop; module groups with
+identical contents (a transformer's layers) carry repeats and same_as (the first of them). --expand N shows
 the contents of groups down to depth N (the root is 0, its children 1; default 0: the root's
 children as boxes; blocks are one deeper than their owner); --expand all shows every node. dot is
 Graphviz's language (render it with dot -Tsvg). svg is the diagram as the GUI draws it: each open

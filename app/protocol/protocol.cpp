@@ -406,7 +406,7 @@ QCborMap toCbor(const GraphModel& g) {
     for (const GraphGroup& x : g.groups) {
         groups.append(QCborArray{x.parent, x.kind == GraphGroup::Kind::Block, text(x.module),
                                  text(x.type), text(x.label), qint64(x.parameters), x.owner,
-                                 x.depth});
+                                 x.depth, x.repeats, x.sameAs});
     }
     for (const GraphNode& n : g.nodes) {
         nodes.append(QCborArray{text(n.kind), text(n.module), n.group, text(n.schema),
@@ -443,6 +443,8 @@ GraphModel graphModelFromCbor(const QCborMap& m) {
         x.parameters = a.at(5).toInteger();
         x.owner = toInt(a.at(6));
         x.depth = toInt(a.at(7));
+        x.repeats = std::max(1, toInt(a.at(8)));
+        x.sameAs = a.size() > 9 ? toInt(a.at(9)) : -1;
         g.groups.push_back(std::move(x));
     }
     const int groupCount = static_cast<int>(g.groups.size());
@@ -496,6 +498,9 @@ GraphModel graphModelFromCbor(const QCborMap& m) {
         }
         if (x.id == 0) {
             x.parent = -1;
+        }
+        if (x.sameAs < 0 || x.sameAs >= static_cast<int>(g.groups.size())) {
+            x.sameAs = -1;
         }
     }
     return g;

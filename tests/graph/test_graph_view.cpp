@@ -182,6 +182,81 @@ class TestGraphView : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Three layers of the same type: layers.0 and layers.2 hold the same operators wired alike
+    // (each with a nested norm), layers.1 adds its input twice instead of once: two of a kind.
+    void repeatedGroupsAreMarked() {
+        GraphModel m;
+        const auto group = [&](int parent, const std::string& module, const std::string& type) {
+            GraphGroup g;
+            g.id = static_cast<int>(m.groups.size());
+            g.parent = parent;
+            g.module = module;
+            g.label = module;
+            g.type = type;
+            g.depth = parent < 0 ? 0 : m.groups[static_cast<size_t>(parent)].depth + 1;
+            m.groups.push_back(g);
+            return g.id;
+        };
+        const auto node = [&](const std::string& kind, int g, std::vector<int> from) {
+            GraphNode n;
+            n.id = static_cast<int>(m.nodes.size());
+            n.kind = kind;
+            n.group = g;
+            n.outputs = {{"v" + std::to_string(n.id), "Tensor"}};
+            m.nodes.push_back(n);
+            for (const int f : from) {
+                GraphEdge e;
+                e.from = f;
+                e.fromInput = f < 0 ? 0 : -1;
+                e.to = n.id;
+                m.edges.push_back(e);
+            }
+            return n.id;
+        };
+        m.inputs = {{"x", "Tensor"}};
+        group(-1, "", "Encoder");
+        int last = -1;
+        for (int layer = 0; layer < 3; ++layer) {
+            const std::string name = "layers." + std::to_string(layer);
+            const int g = group(0, name, "Layer");
+            const int norm = group(g, name + ".norm", "LayerNorm");
+            const int linear = node("aten::linear", g, {last});
+            const int relu = node("aten::relu", g, {linear});
+            const int add =
+                node("aten::add", g,
+                     layer == 1 ? std::vector<int>{relu, relu} : std::vector<int>{relu, last});
+            last = node("aten::layer_norm", norm, {add});
+        }
+        markRepeatedGroups(m);
+        const auto find = [&](const std::string& module) {
+            return *std::find_if(m.groups.begin(), m.groups.end(),
+                                 [&](const GraphGroup& g) { return g.module == module; });
+        };
+        QCOMPARE(find("layers.0").repeats, 2);
+        QCOMPARE(find("layers.0").sameAs, -1);
+        QCOMPARE(find("layers.2").repeats, 2);
+        QCOMPARE(find("layers.2").sameAs, find("layers.0").id);
+        QCOMPARE(find("layers.1").repeats, 1);
+        QCOMPARE(find("layers.1").sameAs, -1);
+        // The nested norms are alike in all three.
+        QCOMPARE(find("layers.1.norm").repeats, 3);
+        QCOMPARE(find("layers.1.norm").sameAs, find("layers.0.norm").id);
+        QCOMPARE(find("").repeats, 1);
+        // A collapsed layer says so in its box.
+        const VisibleGraph collapsed = visibleGraph(m, 0);
+        LayoutCache cache;
+        const DiagramLayout layout = layoutDiagram(m, collapsed, cache, layeredEngine());
+        bool said = false;
+        for (size_t i = 0; i < collapsed.items.size(); ++i) {
+            if (collapsed.items[i].isGroup && collapsed.items[i].id == find("layers.2").id) {
+                for (const std::string& line : layout.texts[i].lines) {
+                    said = said || line == "×2, identical to layers.0";
+                }
+            }
+        }
+        QVERIFY(said);
+    }
+
     void rootOnly() {
         const GraphModel m = sample();
         const VisibleGraph v = visibleGraph(m, 0);

@@ -454,10 +454,10 @@ bool WorkerClient::handle(Decoded decoded) {
         break;
     }
     case MessageType::DiagramModel: {
-        const GraphModel graph =
-            decoded.graph ? std::move(*decoded.graph) : graphModelFromCbor(m.body);
+        auto graph = std::make_shared<const GraphModel>(decoded.graph ? std::move(*decoded.graph)
+                                                                      : graphModelFromCbor(m.body));
         finishPending();
-        Q_EMIT diagramReady(m.id, graph);
+        Q_EMIT diagramReady(m.id, std::move(graph));
         break;
     }
     case MessageType::ActivationReport: {

@@ -82,7 +82,8 @@ Q_SIGNALS:
     void loaded(quint64 id, const scriptscope::ModelInfo& info);
     void probed(quint64 id, const scriptscope::ProbeResult& result);
     void textReady(quint64 id, const QString& text);
-    void diagramReady(quint64 id, const scriptscope::GraphModel& graph);
+    // Shared, not copied: a transformer's graph has 50,000 nodes.
+    void diagramReady(quint64 id, std::shared_ptr<const scriptscope::GraphModel> graph);
     void runFinished(quint64 id, const scriptscope::RunResult& result);
     void failed(quint64 id, const scriptscope::Error& error);
     void statisticsReady(quint64 id, const std::vector<scriptscope::OutputValue>& values);

@@ -13,8 +13,8 @@ using namespace diagram_ui;
 // Times
 
 bool GraphDiagram::showsRunShapes() const {
-    return hasGraph_ && !shapes_.empty() && graph_.inlined && graph_.modulePath.empty() &&
-           graph_.method == shapesMethod_;
+    return hasGraph_ && !shapes_.empty() && graph_->inlined && graph_->modulePath.empty() &&
+           graph_->method == shapesMethod_;
 }
 
 QString GraphDiagram::edgeLabel(int layoutEdge) const {
@@ -46,8 +46,8 @@ void GraphDiagram::setProfile(const RunProfile& profile) {
     nodeValues_.clear();
     maxModuleMs_ = maxOperatorMs_ = 0;
     const bool overlay = (!overlay_.nodes.empty() || !overlay_.modules.empty()) && hasGraph_ &&
-                         graph_.inlined && graph_.modulePath.empty() &&
-                         graph_.method == overlay_.method.toStdString();
+                         graph_->inlined && graph_->modulePath.empty() &&
+                         graph_->method == overlay_.method.toStdString();
     if (overlay) {
         for (const auto& [path, value] : overlay_.modules) {
             moduleMs_[path] = value;
@@ -88,7 +88,7 @@ double GraphDiagram::itemMs(int item, QString* what) const {
     }
     const VisibleItem& v = picture_->visible.items[static_cast<size_t>(item)];
     if (v.isGroup) {
-        const GraphGroup& g = graph_.groups[static_cast<size_t>(v.id)];
+        const GraphGroup& g = graph_->groups[static_cast<size_t>(v.id)];
         if (g.kind != GraphGroup::Kind::Module) {
             return 0;
         }
@@ -103,7 +103,7 @@ double GraphDiagram::itemMs(int item, QString* what) const {
         }
         return it->second;
     }
-    const GraphNode& n = graph_.nodes[static_cast<size_t>(v.id)];
+    const GraphNode& n = graph_->nodes[static_cast<size_t>(v.id)];
     if (!nodeValues_.empty()) {
         const auto value = nodeValues_.find(n.id);
         if (value == nodeValues_.end()) {

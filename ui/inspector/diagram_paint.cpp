@@ -352,7 +352,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (c.group == 0) {
             continue;
         }
-        const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+        const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
         const bool block = g.kind == GraphGroup::Kind::Block;
         QColor fill = block ? blockFill : moduleFill;
         double ms = 0;
@@ -452,7 +452,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     // named in screen pixels where it has room.
     for (const int i : list.summaries) {
         const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
-        const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+        const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
         QColor fill = g.kind == GraphGroup::Kind::Block ? blockFill.darker(108) : boxFill;
         if (heat && g.kind != GraphGroup::Kind::Block && maxModuleMs_ > 0) {
             if (const auto it = moduleMs_.find(g.module); it != moduleMs_.end()) {
@@ -477,7 +477,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             if (box.width() < kLabelWidth || box.height() < kLabelHeight) {
                 continue;
             }
-            const GraphGroup& g = graph_.groups[static_cast<size_t>(c.group)];
+            const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
             const QString name =
                 q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
             const QRectF room = box.adjusted(4, 1, -4, -1);
@@ -579,7 +579,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (showText) {
             p.setPen(text);
             const QString name = e.kind == DiagramIndex::Input
-                                     ? q(graph_.inputs[static_cast<size_t>(e.index)].name)
+                                     ? q(graph_->inputs[static_cast<size_t>(e.index)].name)
                                      : tr("output");
             p.drawText(qrect(r), Qt::AlignCenter, name);
         }
@@ -604,7 +604,7 @@ bool GraphDiagram::exportSvg(const QString& path, QString* error) const {
         return false;
     }
     QSaveFile file(path);
-    const std::string svg = toSvg(graph_, picture_->visible, picture_->layout);
+    const std::string svg = toSvg(*graph_, picture_->visible, picture_->layout);
     if (!file.open(QIODevice::WriteOnly) ||
         file.write(svg.data(), static_cast<qint64>(svg.size())) !=
             static_cast<qint64>(svg.size()) ||

@@ -27,7 +27,7 @@ int GraphDiagram::search(const QString& text) {
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
             return hay.find(needle) != std::string::npos;
         };
-        for (const GraphNode& n : graph_.nodes) {
+        for (const GraphNode& n : graph_->nodes) {
             bool match = has(n.kind) || has(n.module);
             for (const GraphPort& out : n.outputs) {
                 match = match || has(out.name);
@@ -36,7 +36,7 @@ int GraphDiagram::search(const QString& text) {
                 matches_.push_back(n.id);
                 matchSet_.insert(n.id);
                 for (int g = n.group; g >= 0 && matchGroups_.insert(g).second;
-                     g = graph_.groups[static_cast<size_t>(g)].parent) {
+                     g = graph_->groups[static_cast<size_t>(g)].parent) {
                 }
             }
         }
@@ -88,7 +88,7 @@ bool GraphDiagram::isMatchItem(int item) const {
 // Selection
 
 void GraphDiagram::selectNode(int node, bool quiet) {
-    if (!hasGraph_ || node >= static_cast<int>(graph_.nodes.size())) {
+    if (!hasGraph_ || node >= static_cast<int>(graph_->nodes.size())) {
         return;
     }
     selectedNode_ = node;

@@ -20,6 +20,10 @@ namespace scriptscope {
 
 using namespace diagram_ui;
 
+namespace {
+const GraphModel kNoGraph;
+} // namespace
+
 // ---------------------------------------------------------------------------------------------
 // The diagram
 
@@ -27,6 +31,7 @@ GraphDiagram::GraphDiagram(QWidget* parent)
     : QWidget(parent)
     , cache_(std::make_shared<LayoutCache>())
     , cancel_(std::make_shared<std::atomic<bool>>(false)) {
+    graph_ = &kNoGraph;
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
@@ -119,20 +124,28 @@ GraphDiagram::~GraphDiagram() {
 }
 
 void GraphDiagram::setGraph(const GraphModel& graph) {
-    graph_ = graph;
-    shared_ = std::make_shared<const GraphModel>(graph);
+    setGraph(std::make_shared<const GraphModel>(graph));
+}
+
+void GraphDiagram::setGraph(std::shared_ptr<const GraphModel> graph) {
+    if (!graph) {
+        showMessage(tr("No graph"));
+        return;
+    }
+    shared_ = std::move(graph);
+    graph_ = shared_.get();
     hasGraph_ = true;
     expanded_.clear();
     // A root that holds just one group (a wrapper module) opens it, and so on down.
     for (int open = 0;;) {
         std::vector<int> children;
         bool nodes = false;
-        for (const GraphGroup& g : graph_.groups) {
+        for (const GraphGroup& g : graph_->groups) {
             if (g.parent == open) {
                 children.push_back(g.id);
             }
         }
-        for (const GraphNode& n : graph_.nodes) {
+        for (const GraphNode& n : graph_->nodes) {
             nodes = nodes || n.group == open;
         }
         if (children.size() != 1 || nodes) {
@@ -160,8 +173,8 @@ void GraphDiagram::setGraph(const GraphModel& graph) {
 
 void GraphDiagram::showMessage(const QString& message) {
     hasGraph_ = false;
-    graph_ = GraphModel{};
     shared_.reset();
+    graph_ = &kNoGraph;
     picture_.reset();
     expanded_.clear();
     selectedNode_ = selectedItem_ = -1;
@@ -180,7 +193,7 @@ void GraphDiagram::showMessage(const QString& message) {
 }
 
 void GraphDiagram::setExpanded(int group, bool expanded) {
-    if (!hasGraph_ || group <= 0 || group >= static_cast<int>(graph_.groups.size())) {
+    if (!hasGraph_ || group <= 0 || group >= static_cast<int>(graph_->groups.size())) {
         return;
     }
     if (expanded ? expanded_.insert(group).second : expanded_.erase(group) > 0) {
@@ -196,7 +209,7 @@ void GraphDiagram::expandAll() {
     if (!hasGraph_) {
         return;
     }
-    for (const GraphGroup& g : graph_.groups) {
+    for (const GraphGroup& g : graph_->groups) {
         if (g.id > 0) {
             expanded_.insert(g.id);
         }
@@ -215,12 +228,12 @@ void GraphDiagram::collapseAll() {
 }
 
 void GraphDiagram::reveal(int node) {
-    if (!hasGraph_ || node < 0 || node >= static_cast<int>(graph_.nodes.size())) {
+    if (!hasGraph_ || node < 0 || node >= static_cast<int>(graph_->nodes.size())) {
         return;
     }
     bool changed = false;
-    for (int g = graph_.nodes[static_cast<size_t>(node)].group; g > 0;
-         g = graph_.groups[static_cast<size_t>(g)].parent) {
+    for (int g = graph_->nodes[static_cast<size_t>(node)].group; g > 0;
+         g = graph_->groups[static_cast<size_t>(g)].parent) {
         changed = expanded_.insert(g).second || changed;
     }
     if (changed) {
@@ -422,7 +435,7 @@ void GraphDiagram::updateInfo() {
     }
     auto esc = [](const std::string& s) { return q(s).toHtmlEscaped(); };
     if (selectedNode_ >= 0) {
-        const GraphNode& n = graph_.nodes[static_cast<size_t>(selectedNode_)];
+        const GraphNode& n = graph_->nodes[static_cast<size_t>(selectedNode_)];
         QStringList parts;
         parts << QStringLiteral("<b>%1</b>").arg(esc(n.kind));
         parts << tr("module <code>%1</code>").arg(n.module.empty() ? tr("(root)") : esc(n.module));
@@ -465,7 +478,7 @@ void GraphDiagram::updateInfo() {
     }
     if (selectedItem_ >= 0 && picture_) {
         const VisibleItem& v = picture_->visible.items[static_cast<size_t>(selectedItem_)];
-        const GraphGroup& g = graph_.groups[static_cast<size_t>(v.id)];
+        const GraphGroup& g = graph_->groups[static_cast<size_t>(v.id)];
         QString text = QStringLiteral("<b>%1</b> · %2 · ")
                            .arg(esc(g.module.empty() ? g.label : g.module), esc(g.type)) +
                        tr("double-click to expand");

@@ -97,10 +97,11 @@ public:
     // A graph to draw, collapsed to the root's children. Selection, search and times of the
     // previous graph go.
     void setGraph(const GraphModel& graph);
+    void setGraph(std::shared_ptr<const GraphModel> graph);
     // No graph: a message in its place ("Building the diagram…", an error).
     void showMessage(const QString& message);
     bool hasGraph() const { return hasGraph_; }
-    const GraphModel& graph() const { return graph_; }
+    const GraphModel& graph() const { return *graph_; }
 
     void setExpanded(int group, bool expanded);
     bool isExpanded(int group) const;
@@ -190,8 +191,8 @@ private:
     QColor heatColour(double fraction) const;
     double itemMs(int item, QString* what) const;
 
-    GraphModel graph_;
-    std::shared_ptr<const GraphModel> shared_;
+    std::shared_ptr<const GraphModel> shared_; // the graph, shared with the layout jobs
+    const GraphModel* graph_ = nullptr;        // *shared_, or an empty graph when there is none
     bool hasGraph_ = false;
     std::set<int> expanded_;
     std::shared_ptr<LayoutCache> cache_;

@@ -224,12 +224,12 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
         }
     });
     connect(worker_, &WorkerClient::diagramReady, this,
-            [this](quint64 id, const GraphModel& graph) {
+            [this](quint64 id, std::shared_ptr<const GraphModel> graph) {
                 if (id != diagramRequest_) {
                     return; // for a graph no longer shown
                 }
                 diagramRequest_ = 0;
-                diagrams_[diagramKey_] = graph;
+                diagrams_[diagramKey_] = std::move(graph);
                 showDiagramFor(diagramKey_);
             });
     connect(worker_, &WorkerClient::statisticsReady, this,
@@ -483,7 +483,7 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
         diagram_->setValueOverlay(overlay_);
         diagram_->setProfile(profile_); // this model's last profiled run, if any
         nodeOfIrLine_.clear();
-        for (const GraphNode& n : it->second.nodes) {
+        for (const GraphNode& n : it->second->nodes) {
             if (n.irLine > 0) {
                 nodeOfIrLine_.emplace(n.irLine, n.id);
             }

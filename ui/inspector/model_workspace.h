@@ -122,7 +122,8 @@ private:
     QSplitter* graphSplitter_ = nullptr;
     QWidget* graphPage_ = nullptr;
     GraphDiagram* diagram_ = nullptr;
-    std::map<QString, GraphModel> diagrams_; // of this model, by "PATH/METHOD" or "\nforward"
+    // of this model, by "PATH/METHOD" or "\nforward"
+    std::map<QString, std::shared_ptr<const GraphModel>> diagrams_;
     quint64 diagramRequest_ = 0;
     QString diagramKey_;   // what diagramRequest_ asked for
     QString diagramShown_; // what the diagram shows

@@ -529,6 +529,7 @@ Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
         g.outputs.push_back({model.graphOutputs[i], annotation(model.graphOutputs[i])});
         connect(model.graphOutputs[i], -1, static_cast<int>(i));
     }
+    markRepeatedGroups(g);
     return g;
 }
 

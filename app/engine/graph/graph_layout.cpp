@@ -80,6 +80,13 @@ ItemText itemText(const GraphModel& model, const VisibleItem& item,
             facts += " · " + formatCount(g.parameters) + " parameters";
         }
         text.lines.push_back(facts);
+        if (g.repeats > 1) {
+            const GraphGroup* first = g.sameAs >= 0 ? &groupOf(model, g.sameAs) : nullptr;
+            text.lines.push_back(elided(
+                "×" + std::to_string(g.repeats) +
+                    (first ? ", identical to " + first->module : ", the first of identical groups"),
+                diagram::kMaxLineChars));
+        }
         return text;
     }
     const GraphNode& n = model.nodes[static_cast<size_t>(item.id)];

@@ -60,6 +60,11 @@ struct GraphGroup {
     int64_t parameters = 0; // module groups: the module's parameter count, its submodules' included
     int owner = -1;         // block groups: the prim::If / prim::Loop node
     int depth = 0; // the root is 0; a module group and a block are one deeper than their parent
+    // Module groups with identical contents (the same operators wired the same way, in the same
+    // nested groups; a transformer's layers): how many there are, and the first of them in the
+    // graph's order. 1 and -1 for a group like no other.
+    int repeats = 1;
+    int sameAs = -1;
 };
 
 struct GraphModel {
@@ -92,6 +97,11 @@ struct VisibleGraph {
     std::vector<VisibleEdge> edges;
     std::vector<int> openGroups; // the expanded groups that have something visible in them
 };
+
+// Fills GraphGroup::repeats and sameAs: module groups of the same type whose contents have the
+// same structure (operator kinds and attributes' names, how the values flow between them and in
+// from outside, nested groups alike), counted per class.
+void markRepeatedGroups(GraphModel& model);
 
 // `expanded(group)` says whether a group shows its contents; the root always does.
 VisibleGraph visibleGraph(const GraphModel& model,

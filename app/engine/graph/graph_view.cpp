@@ -2,6 +2,7 @@
 
 #include <format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -95,6 +96,123 @@ VisibleGraph visibleGraph(const GraphModel& model,
         visible.edges.push_back({from, to, fromInput, toOutput, edge.value, edge.type});
     }
     return visible;
+}
+
+void markRepeatedGroups(GraphModel& model) {
+    const size_t groups = model.groups.size();
+    const auto parentOf = [&](int g) {
+        return g >= 0 && static_cast<size_t>(g) < groups
+                   ? model.groups[static_cast<size_t>(g)].parent
+                   : -1;
+    };
+    // Each group's members in the graph's order: its own nodes, and each child group where its
+    // first node comes. A member is a node id (>= 0) or ~group.
+    std::vector<std::vector<int>> members(groups);
+    std::vector<char> listed(groups, 0);
+    // For each node, the member of each enclosing group that holds it (for the edges' wiring).
+    std::vector<int> memberOfNode(model.nodes.size(), -1);
+    for (const GraphNode& n : model.nodes) {
+        if (n.group < 0 || static_cast<size_t>(n.group) >= groups) {
+            continue;
+        }
+        members[static_cast<size_t>(n.group)].push_back(n.id);
+        memberOfNode[static_cast<size_t>(n.id)] =
+            static_cast<int>(members[static_cast<size_t>(n.group)].size()) - 1;
+        for (int child = n.group, parent = parentOf(child);
+             parent >= 0 && !listed[static_cast<size_t>(child)];
+             child = parent, parent = parentOf(parent)) {
+            listed[static_cast<size_t>(child)] = 1;
+            members[static_cast<size_t>(parent)].push_back(~child);
+        }
+    }
+    // The member of `group` that holds node `node`, as its index in members[group]; -1 outside.
+    std::vector<std::map<int, int>> indexOf(groups);
+    for (size_t g = 0; g < groups; ++g) {
+        for (size_t i = 0; i < members[g].size(); ++i) {
+            indexOf[g][members[g][i]] = static_cast<int>(i);
+        }
+    }
+    const auto localIndex = [&](int group, int node) {
+        if (node < 0 || static_cast<size_t>(node) >= model.nodes.size()) {
+            return -1;
+        }
+        int member = node;
+        for (int g = model.nodes[static_cast<size_t>(node)].group; g >= 0;
+             member = ~g, g = parentOf(g)) {
+            if (g == group) {
+                const auto it = indexOf[static_cast<size_t>(group)].find(member);
+                return it == indexOf[static_cast<size_t>(group)].end() ? -1 : it->second;
+            }
+        }
+        return -1;
+    };
+    // The values flowing into each node, by their producer.
+    std::vector<std::vector<int>> producers(model.nodes.size());
+    for (const GraphEdge& e : model.edges) {
+        if (e.to >= 0 && static_cast<size_t>(e.to) < model.nodes.size()) {
+            producers[static_cast<size_t>(e.to)].push_back(e.from);
+        }
+    }
+    // Signatures, innermost groups first (deeper groups before their parents).
+    std::vector<int> order(groups);
+    for (size_t g = 0; g < groups; ++g) {
+        order[g] = static_cast<int>(g);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return model.groups[static_cast<size_t>(a)].depth >
+               model.groups[static_cast<size_t>(b)].depth;
+    });
+    std::map<std::string, int> classes;
+    std::vector<int> signature(groups, -1);
+    for (const int g : order) {
+        const GraphGroup& group = model.groups[static_cast<size_t>(g)];
+        std::string text = (group.kind == GraphGroup::Kind::Block ? "B:" : "M:") + group.type + "|";
+        for (const int member : members[static_cast<size_t>(g)]) {
+            if (member < 0) {
+                text += "G" + std::to_string(signature[static_cast<size_t>(~member)]) + ";";
+                continue;
+            }
+            const GraphNode& n = model.nodes[static_cast<size_t>(member)];
+            text += n.kind + "(";
+            for (const int from : producers[static_cast<size_t>(member)]) {
+                text += std::to_string(localIndex(g, from)) + ",";
+            }
+            for (const GraphAttribute& a : n.attributes) {
+                text += a.name + ",";
+            }
+            text += ")" + std::to_string(n.outputs.size()) + ";";
+        }
+        signature[static_cast<size_t>(g)] =
+            classes.emplace(std::move(text), static_cast<int>(classes.size())).first->second;
+    }
+    std::map<int, std::vector<int>> byClass; // module groups with contents, in the graph's order
+    for (size_t g = 1; g < groups; ++g) {
+        if (model.groups[g].kind == GraphGroup::Kind::Module && !members[g].empty()) {
+            byClass[signature[g]].push_back(static_cast<int>(g));
+        }
+    }
+    for (const auto& [cls, same] : byClass) {
+        if (same.size() < 2) {
+            continue;
+        }
+        // The first in the graph's order: the one whose first node comes first.
+        const auto firstNode = [&](int g) {
+            int at = g;
+            while (!members[static_cast<size_t>(at)].empty() &&
+                   members[static_cast<size_t>(at)].front() < 0) {
+                at = ~members[static_cast<size_t>(at)].front();
+            }
+            return members[static_cast<size_t>(at)].empty()
+                       ? 0
+                       : members[static_cast<size_t>(at)].front();
+        };
+        const int first = *std::min_element(
+            same.begin(), same.end(), [&](int a, int b) { return firstNode(a) < firstNode(b); });
+        for (const int g : same) {
+            model.groups[static_cast<size_t>(g)].repeats = static_cast<int>(same.size());
+            model.groups[static_cast<size_t>(g)].sameAs = g == first ? -1 : first;
+        }
+    }
 }
 
 VisibleGraph visibleGraph(const GraphModel& model, int depth) {

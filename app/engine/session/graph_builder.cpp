@@ -469,6 +469,7 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     model.method = method.name();
     model.inlined = inlined;
     Builder(owner, ownerPath, model).build(*graph);
+    markRepeatedGroups(model);
     return model;
 }
 
@@ -480,6 +481,7 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     model.method = method;
     model.inlined = inlined;
     Builder(owner, ownerPath, model, &nodes).build(graph);
+    markRepeatedGroups(model);
     return model;
 }
 
