@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/runtime/profiling_record.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -57,8 +58,13 @@ std::string joinPath(const std::string& a, const std::string& b) {
 }
 
 // The module path a node was inlined from: the instance names of its call stack, without the
-// frames that have none and without SELF (a module calling its own method).
-std::string callStackPath(const Node* node) {
+// frames that have none and without SELF (a module calling its own method). A module reached
+// through a container that has no frame of its own (`for layer in self.layers` over a ModuleList
+// names the call "0", not "layers.0") is found under the one child of the path so far that holds
+// it, when `isModule` (paths relative to the graph's module) knows it.
+std::string
+callStackPath(const Node* node, const std::function<bool(const std::string&)>& isModule,
+              const std::function<std::vector<std::string>(const std::string&)>& children) {
     const auto stack = node->callstack();
     if (!stack) {
         return "";
@@ -73,7 +79,21 @@ std::string callStackPath(const Node* node) {
         if (name.empty() || name == "SELF") {
             continue;
         }
-        path = joinPath(path, name);
+        std::string next = joinPath(path, name);
+        if (!isModule(next)) {
+            std::string found;
+            int holders = 0;
+            for (const std::string& child : children(path)) {
+                if (isModule(joinPath(child, name))) {
+                    found = joinPath(child, name);
+                    ++holders;
+                }
+            }
+            if (holders == 1) {
+                next = found;
+            }
+        }
+        path = next;
     }
     return path;
 }
@@ -94,6 +114,20 @@ public:
         for (const auto& entry : owner_.named_modules()) {
             modules_.emplace(joinPath(ownerPath_, entry.name), entry.value);
         }
+    }
+
+    // The direct submodules of a module (paths relative to the graph's module).
+    std::vector<std::string> childPaths(const std::string& path) const {
+        std::vector<std::string> out;
+        const std::string full = joinPath(ownerPath_, path);
+        const auto module = modules_.find(full);
+        if (module == modules_.end()) {
+            return out;
+        }
+        for (const auto& child : module->second.named_children()) {
+            out.push_back(joinPath(path, child.name));
+        }
+        return out;
     }
 
     void build(torch::jit::Graph& graph) {
@@ -352,7 +386,12 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            const std::string stackPath = callStackPath(node);
+            const std::string stackPath = callStackPath(
+                node,
+                [this](const std::string& path) {
+                    return modules_.count(joinPath(ownerPath_, path)) > 0;
+                },
+                [this](const std::string& path) { return childPaths(path); });
             n.module = joinPath(ownerPath_, stackPath);
             // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
             // blocks) inside inlined calls: BatchNorm's `if self.training` would sit at the root.
