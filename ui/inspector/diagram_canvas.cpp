@@ -39,7 +39,14 @@ LayoutRect DiagramCanvas::visibleScene() const {
 }
 
 void DiagramCanvas::setScale(double scale, const QPointF& anchor) {
-    scale = std::clamp(scale, 0.01, 4.0);
+    // Out to the whole picture, however large: zoomed out, groups are drawn as summary boxes.
+    double whole = 0.01;
+    if (const DiagramPicture* pic = diagram_->picture();
+        pic && pic->layout.width > 0 && pic->layout.height > 0) {
+        whole =
+            std::min(whole, std::min(width() / pic->layout.width, height() / pic->layout.height));
+    }
+    scale = std::clamp(scale, whole, 4.0);
     const QPointF sceneAnchor = toScene(anchor);
     scale_ = scale;
     origin_ = sceneAnchor - anchor / scale_;
