@@ -17,7 +17,7 @@ if [ -n "$venv_python" ]; then
     "$venv_python" tests/benchmarks/make_bench_models.py build/bench resnet50.pt2
     exported=(build/bench/resnet50.pt2)
 fi
-build/bin/bench_diagram --op-library "$(cat build/fixtures/torchvision_library.txt)" \
+build/bin/bench_diagram --op-library "$(cat "$(cat build/fixtures-dir.txt)/torchvision_library.txt")" \
     build/bench/resnet50.pt build/bench/fasterrcnn.pt "${exported[@]}" \
     build/bench/encoder12.pt build/bench/encoder48.pt
 build/bin/bench_numerics build/bench/resnet18.pt build/bench/resnet50.pt build/bench/resnet50_other.pt
