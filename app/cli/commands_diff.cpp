@@ -166,6 +166,7 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
         }
         if (auto error = compiled.saveSampleInputs(samplesFile)) {
             outputsNote = "outputs not compared: " + error->message;
+            std::filesystem::remove(samplesFile, ignored);
             samplesFile.clear();
         } else {
             request.inputsFile = samplesFile;

@@ -129,6 +129,7 @@ void WorkerClient::onWorkerConnected() {
     socket_ = server_->nextPendingConnection();
     reader_ = FrameReader();
     decoding_ = false;
+    ++decodeEpoch_;
     connect(socket_, &QLocalSocket::readyRead, this, &WorkerClient::onReadyRead);
     if (!outbox_.isEmpty()) {
         socket_->write(outbox_);
@@ -352,12 +353,13 @@ void WorkerClient::processFrames() {
         // A large message (a transformer's diagram is 12 MB) is decoded in a thread: the GUI
         // keeps answering. Later frames wait, in order; the request's time limit waits too.
         decoding_ = true;
+        const quint64 epoch = ++decodeEpoch_;
         const int remaining = timeout_.isActive() ? timeout_.remainingTime() : -1;
         timeout_.stop();
         auto* watcher = new QFutureWatcher<Decoded>(this);
-        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, remaining]() {
+        connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, remaining, epoch]() {
             watcher->deleteLater();
-            if (!decoding_) {
+            if (epoch != decodeEpoch_) {
                 return; // the worker was stopped meanwhile: its messages are moot
             }
             decoding_ = false;
@@ -567,6 +569,7 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
 
 void WorkerClient::stopWorker() {
     decoding_ = false; // a message being decoded is dropped when it is done
+    ++decodeEpoch_;
     if (process_) {
         if (process_->state() != QProcess::NotRunning) {
             process_->kill();

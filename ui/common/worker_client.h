@@ -155,7 +155,8 @@ private:
     QTimer timeout_;
     bool cancelling_ = false;
     bool timedOut_ = false;
-    bool decoding_ = false; // a large message is being decoded; the frames after it wait
+    bool decoding_ = false;   // a large message is being decoded; the frames after it wait
+    quint64 decodeEpoch_ = 0; // a decode started under another worker (or before a stop) is moot
 };
 
 } // namespace scriptscope

@@ -4,19 +4,25 @@
 
 namespace scriptscope {
 
+namespace {
+
+// Added becomes removed and the other way round; other kinds stay.
+template <typename Kind>
+Kind flipped(Kind kind) {
+    return kind == Kind::Added ? Kind::Removed : kind == Kind::Removed ? Kind::Added : kind;
+}
+
+} // namespace
+
 ArchiveDiff reversed(ArchiveDiff diff) {
     std::swap(diff.pathA, diff.pathB);
     std::swap(diff.loadMsA, diff.loadMsB);
     for (ModuleChange& m : diff.modules) {
-        m.kind = m.kind == ModuleChange::Kind::Added     ? ModuleChange::Kind::Removed
-                 : m.kind == ModuleChange::Kind::Removed ? ModuleChange::Kind::Added
-                                                         : m.kind;
+        m.kind = flipped(m.kind);
         std::swap(m.typeA, m.typeB);
     }
     for (TensorChange& t : diff.tensors) {
-        t.kind = t.kind == TensorChange::Kind::Added     ? TensorChange::Kind::Removed
-                 : t.kind == TensorChange::Kind::Removed ? TensorChange::Kind::Added
-                                                         : t.kind;
+        t.kind = flipped(t.kind);
         std::swap(t.shapeA, t.shapeB);
         std::swap(t.dtypeA, t.dtypeB);
     }
@@ -26,9 +32,7 @@ ArchiveDiff reversed(ArchiveDiff diff) {
     for (TextChange& text : diff.texts) {
         std::swap(text.added, text.removed);
         for (DiffLine& line : text.lines) {
-            line.op = line.op == DiffLine::Op::Added     ? DiffLine::Op::Removed
-                      : line.op == DiffLine::Op::Removed ? DiffLine::Op::Added
-                                                         : line.op;
+            line.op = flipped(line.op);
             std::swap(line.lineA, line.lineB);
         }
     }

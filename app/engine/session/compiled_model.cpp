@@ -45,7 +45,7 @@ struct CompiledModel::Impl {
 
 namespace {
 
-// A value's tensors in pytree order (tuples and lists in order, dicts by their keys' order), the
+// A value's tensors in pytree order (tuples and lists in order, dicts in insertion order), the
 // way torch.export flattens a model's inputs for the compiled code.
 Status flattenTensors(const c10::IValue& value, const std::string& what,
                       std::vector<at::Tensor>& out, int depth = 0) {
@@ -146,10 +146,6 @@ void CompiledModel::sampleInputsFrom(const std::string& path, const std::string&
     impl_->samplesPath = path;
     impl_->samplesRecord = record;
     impl_->samples.reset();
-}
-
-bool CompiledModel::hasSampleInputs() const {
-    return !impl_->samplesRecord.empty();
 }
 
 namespace {

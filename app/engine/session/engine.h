@@ -126,7 +126,6 @@ public:
     // `path`), read on first use: a run with no inputs takes them all, a `sample` spec one
     // argument of them.
     void sampleInputsFrom(const std::string& path, const std::string& record);
-    bool hasSampleInputs() const;
     // Writes the sample inputs' positional arguments as one torch.save tuple (a file a TorchScript
     // twin's run takes as its inputs).
     Status saveSampleInputs(const std::string& path);
