@@ -13,7 +13,8 @@
 // The targets are issue 27's: a graph of more than 30,000 nodes (the 48-layer encoder) gets the
 // larger ones. Each model gets a block of rows (value, target, ratio); a last table puts the
 // ratios side by side.
-//   bench_diagram [--op-library PATH] MODEL.pt...
+//   bench_diagram [--op-library PATH] MODEL.pt...   (BENCH_VERBOSE=1: each expansion and its
+//   status)
 // (scripts/bench.sh passes torchvision's operator library, ResNet-50, Faster R-CNN, the 12- and
 // 48-layer encoders and, with PyTorch 2.x, ResNet-50's .pt2)
 #include "graph/graph_samples.h"
