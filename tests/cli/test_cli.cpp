@@ -766,8 +766,43 @@ private Q_SLOTS:
         // module its call stack gives: as Python walks model.inlined_graph (without constants
         // and prim::GetAttr).
         QFETCH(QString, name);
-        const auto want = nlohmann::json::parse(
-            readText(fixture(name.toStdString() + ".expected.json")))["inlined_nodes"];
+        const auto expected =
+            nlohmann::json::parse(readText(fixture(name.toStdString() + ".expected.json")));
+        const auto& want = expected["inlined_nodes"];
+        // PyTorch's call stack names a module reached through a container without a frame of its
+        // own by its last part (`for layer in self.layers` calls "0"); the diagram names it as
+        // named_modules() does ("layers.0"): the one child of the path so far that holds it.
+        std::set<std::string> paths;
+        for (const auto& m : expected["modules"]) {
+            paths.insert(m["path"].get<std::string>());
+        }
+        const auto join = [](const std::string& a, const std::string& b) {
+            return a.empty() ? b : a + "." + b;
+        };
+        const auto named = [&](const std::string& stack) {
+            std::string path;
+            for (const QString& part :
+                 QString::fromStdString(stack).split(QLatin1Char('.'), Qt::SkipEmptyParts)) {
+                std::string next = join(path, part.toStdString());
+                if (!paths.count(next)) {
+                    std::vector<std::string> holders;
+                    for (const std::string& child : paths) {
+                        const bool isChild = child.size() > path.size() &&
+                                             child.rfind(path.empty() ? "" : path + ".", 0) == 0 &&
+                                             child.find('.', path.empty() ? 0 : path.size() + 1) ==
+                                                 std::string::npos;
+                        if (isChild && paths.count(join(child, part.toStdString()))) {
+                            holders.push_back(join(child, part.toStdString()));
+                        }
+                    }
+                    if (holders.size() == 1) {
+                        next = holders.front();
+                    }
+                }
+                path = next;
+            }
+            return path;
+        };
         QStringList arguments{QStringLiteral("graph"),
                               QString::fromStdString(fixture(name.toStdString() + ".pt")),
                               QStringLiteral("--inlined"),
@@ -792,7 +827,8 @@ private Q_SLOTS:
         for (size_t i = 0; i < nodes.size(); ++i) {
             const std::string what = std::to_string(i) + ": " + nodes[i].dump().substr(0, 300);
             QVERIFY2(nodes[i]["kind"] == want[i][0], what.c_str());
-            QVERIFY2(nodes[i]["module"] == want[i][1], (what + " vs " + want[i].dump()).c_str());
+            QVERIFY2(nodes[i]["module"] == named(want[i][1].get<std::string>()),
+                     (what + " vs " + want[i].dump()).c_str());
             QVERIFY2(groups.count(nodes[i]["group"].get<std::string>()), what.c_str());
             ids.insert(nodes[i]["id"].get<std::string>());
         }
