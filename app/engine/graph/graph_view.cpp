@@ -109,15 +109,11 @@ void markRepeatedGroups(GraphModel& model) {
     // first node comes. A member is a node id (>= 0) or ~group.
     std::vector<std::vector<int>> members(groups);
     std::vector<char> listed(groups, 0);
-    // For each node, the member of each enclosing group that holds it (for the edges' wiring).
-    std::vector<int> memberOfNode(model.nodes.size(), -1);
     for (const GraphNode& n : model.nodes) {
         if (n.group < 0 || static_cast<size_t>(n.group) >= groups) {
             continue;
         }
         members[static_cast<size_t>(n.group)].push_back(n.id);
-        memberOfNode[static_cast<size_t>(n.id)] =
-            static_cast<int>(members[static_cast<size_t>(n.group)].size()) - 1;
         for (int child = n.group, parent = parentOf(child);
              parent >= 0 && !listed[static_cast<size_t>(child)];
              child = parent, parent = parentOf(parent)) {
