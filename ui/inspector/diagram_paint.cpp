@@ -200,90 +200,86 @@ DiagramDrawList GraphDiagram::drawList(const LayoutRect& scene, double scale) co
     const DiagramPicture& pic = *picture_;
     const DiagramLayout& l = pic.layout;
     const DiagramDetail& d = pic.detail;
-    const auto cluster = [&](int i) {
-        const size_t c = static_cast<size_t>(i);
-        if (l.clusters[c].group == 0 || scale < d.clusterHidden[c]) {
-            return;
-        }
-        if (scale < d.clusterSummary[c]) {
-            list.summaries.push_back(i);
-            const LayoutRect& r = l.clusters[c].rect;
-            list.labels += r.width * scale >= kLabelWidth && r.height * scale >= kLabelHeight;
-        } else {
-            list.clusters.push_back(i);
-        }
-    };
     const bool detail = scale >= kDetailScale;
     const bool showText = scale >= kTextScale;
-    if (scene.width * scene.height >= 0.25 * l.width * l.height) {
-        // Most of the picture in view: one pass over everything is cheaper than the index, whose
-        // cells would list all of it, much of it many times.
-        for (size_t i = 0; i < l.clusters.size(); ++i) {
-            if (meets(l.clusters[i].rect, scene)) {
-                cluster(static_cast<int>(i));
-            }
-        }
-        for (size_t i = 0; i < l.edges.size(); ++i) {
-            if (scale >= d.edgeHidden[i]) {
-                list.edges.push_back(static_cast<int>(i));
-            }
-        }
-        for (size_t i = 0; detail && i < l.ports.size(); ++i) {
-            if (scale >= d.portHidden[i] && meets(l.ports[i].rect, scene)) {
-                list.ports.push_back(static_cast<int>(i));
-            }
-        }
-        for (size_t i = 0; i < l.items.size(); ++i) {
-            if (scale >= d.itemHidden[i] && meets(l.items[i], scene)) {
-                list.items.push_back(static_cast<int>(i));
-            }
-        }
-        for (size_t i = 0; i < l.inputs.size(); ++i) {
-            if (meets(l.inputs[i], scene)) {
-                list.inputs.push_back(static_cast<int>(i));
-            }
-        }
-        list.output = meets(l.output, scene);
-        for (size_t i = 0; showText && i < l.stubs.size(); ++i) {
-            list.stubs.push_back(static_cast<int>(i));
-        }
-        return list;
-    }
-    for (const DiagramIndex::Entry& e : pic.index.query(scene)) {
-        const size_t i = static_cast<size_t>(e.index);
-        switch (e.kind) {
+    // What of each kind is drawn at this scale, whichever way it was found in view.
+    const auto take = [&](int kind, int index) {
+        const size_t i = static_cast<size_t>(index);
+        switch (kind) {
         case DiagramIndex::Cluster:
-            cluster(e.index);
+            if (l.clusters[i].group == 0 || scale < d.clusterHidden[i]) {
+                break;
+            }
+            if (scale < d.clusterSummary[i]) {
+                list.summaries.push_back(index);
+                const LayoutRect& r = l.clusters[i].rect;
+                list.labels += r.width * scale >= kLabelWidth && r.height * scale >= kLabelHeight;
+            } else {
+                list.clusters.push_back(index);
+            }
             break;
         case DiagramIndex::Edge:
             if (scale >= d.edgeHidden[i]) {
-                list.edges.push_back(e.index);
+                list.edges.push_back(index);
             }
             break;
         case DiagramIndex::Port:
             if (detail && scale >= d.portHidden[i]) {
-                list.ports.push_back(e.index);
+                list.ports.push_back(index);
             }
             break;
         case DiagramIndex::Item:
             if (scale >= d.itemHidden[i]) {
-                list.items.push_back(e.index);
+                list.items.push_back(index);
             }
             break;
         case DiagramIndex::Input:
-            list.inputs.push_back(e.index);
+            list.inputs.push_back(index);
             break;
         case DiagramIndex::Output:
             list.output = true;
             break;
         case DiagramIndex::Stub:
             if (showText) {
-                list.stubs.push_back(e.index);
+                list.stubs.push_back(index);
             }
             break;
         default:
             break;
         }
+    };
+    if (scene.width * scene.height < 0.25 * l.width * l.height) {
+        for (const DiagramIndex::Entry& e : pic.index.query(scene)) {
+            take(e.kind, e.index);
+        }
+        return list;
+    }
+    // Most of the picture in view: one pass over everything is cheaper than the index, whose cells
+    // would list all of it, much of it many times. Edges and stubs are taken without a bounds
+    // test (they have no rectangle at hand; what is outside the view is clipped).
+    const auto inView = [&](int kind, const LayoutRect& r, size_t i) {
+        if (meets(r, scene)) {
+            take(kind, static_cast<int>(i));
+        }
+    };
+    for (size_t i = 0; i < l.clusters.size(); ++i) {
+        inView(DiagramIndex::Cluster, l.clusters[i].rect, i);
+    }
+    for (size_t i = 0; i < l.edges.size(); ++i) {
+        take(DiagramIndex::Edge, static_cast<int>(i));
+    }
+    for (size_t i = 0; i < l.ports.size(); ++i) {
+        inView(DiagramIndex::Port, l.ports[i].rect, i);
+    }
+    for (size_t i = 0; i < l.items.size(); ++i) {
+        inView(DiagramIndex::Item, l.items[i], i);
+    }
+    for (size_t i = 0; i < l.inputs.size(); ++i) {
+        inView(DiagramIndex::Input, l.inputs[i], i);
+    }
+    inView(DiagramIndex::Output, l.output, 0);
+    for (size_t i = 0; i < l.stubs.size(); ++i) {
+        take(DiagramIndex::Stub, static_cast<int>(i));
     }
     return list;
 }
