@@ -15,6 +15,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 namespace scriptscope::detail {
 
@@ -58,13 +59,11 @@ std::string joinPath(const std::string& a, const std::string& b) {
 }
 
 // The module path a node was inlined from: the instance names of its call stack, without the
-// frames that have none and without SELF (a module calling its own method). A module reached
-// through a container that has no frame of its own (`for layer in self.layers` over a ModuleList
-// names the call "0", not "layers.0") is found under the one child of the path so far that holds
-// it, when `isModule` (paths relative to the graph's module) knows it.
+// frames that have none and without SELF (a module calling its own method). `step(path, name)`
+// gives the path one frame deeper (the Builder resolves a module reached through a container).
 std::string
-callStackPath(const Node* node, const std::function<bool(const std::string&)>& isModule,
-              const std::function<std::vector<std::string>(const std::string&)>& children) {
+callStackPath(const Node* node,
+              const std::function<std::string(const std::string&, const std::string&)>& step) {
     const auto stack = node->callstack();
     if (!stack) {
         return "";
@@ -79,21 +78,7 @@ callStackPath(const Node* node, const std::function<bool(const std::string&)>& i
         if (name.empty() || name == "SELF") {
             continue;
         }
-        std::string next = joinPath(path, name);
-        if (!isModule(next)) {
-            std::string found;
-            int holders = 0;
-            for (const std::string& child : children(path)) {
-                if (isModule(joinPath(child, name))) {
-                    found = joinPath(child, name);
-                    ++holders;
-                }
-            }
-            if (holders == 1) {
-                next = found;
-            }
-        }
-        path = next;
+        path = step(path, name);
     }
     return path;
 }
@@ -116,18 +101,32 @@ public:
         }
     }
 
-    // The direct submodules of a module (paths relative to the graph's module).
-    std::vector<std::string> childPaths(const std::string& path) const {
-        std::vector<std::string> out;
-        const std::string full = joinPath(ownerPath_, path);
-        const auto module = modules_.find(full);
-        if (module == modules_.end()) {
-            return out;
+    // `name` called from the module at `path` (both relative to the graph's module). A module
+    // reached through a container that has no frame of its own (`for layer in self.layers` over a
+    // ModuleList names the call "0", not "layers.0") is the one child of `path` that holds it.
+    // Every node inside a layer asks the same question: the answers are kept.
+    const std::string& stepPath(const std::string& path, const std::string& name) {
+        const auto key = std::make_pair(path, name);
+        if (const auto known = steps_.find(key); known != steps_.end()) {
+            return known->second;
         }
-        for (const auto& child : module->second.named_children()) {
-            out.push_back(joinPath(path, child.name));
+        const auto isModule = [this](const std::string& p) {
+            return modules_.count(joinPath(ownerPath_, p)) > 0;
+        };
+        std::string next = joinPath(path, name);
+        const auto module = modules_.find(joinPath(ownerPath_, path));
+        if (!isModule(next) && module != modules_.end()) {
+            std::vector<std::string> holders;
+            for (const auto& child : module->second.named_children()) {
+                if (isModule(joinPath(joinPath(path, child.name), name))) {
+                    holders.push_back(joinPath(joinPath(path, child.name), name));
+                }
+            }
+            if (holders.size() == 1) {
+                next = holders.front();
+            }
         }
-        return out;
+        return steps_.emplace(key, std::move(next)).first->second;
     }
 
     void build(torch::jit::Graph& graph) {
@@ -386,12 +385,10 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            const std::string stackPath = callStackPath(
-                node,
-                [this](const std::string& path) {
-                    return modules_.count(joinPath(ownerPath_, path)) > 0;
-                },
-                [this](const std::string& path) { return childPaths(path); });
+            const std::string stackPath =
+                callStackPath(node, [this](const std::string& path, const std::string& name) {
+                    return stepPath(path, name);
+                });
             n.module = joinPath(ownerPath_, stackPath);
             // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
             // blocks) inside inlined calls: BatchNorm's `if self.training` would sit at the root.
@@ -488,6 +485,7 @@ private:
     std::unordered_map<const Value*, int> graphInputs_;
     std::map<std::pair<int, std::string>, int> moduleGroups_;
     std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
+    std::map<std::pair<std::string, std::string>, std::string> steps_; // stepPath's answers
     std::map<std::string, std::vector<std::string>> instances_; // module paths by qualified type
     std::map<const torch::jit::Source*, std::string> sourceTexts_;
     std::map<std::string, ModuleFacts> facts_;
