@@ -204,22 +204,13 @@ public:
                              m.body.value(QLatin1String("op_libraries")).toArray());
                 return true;
             }
-            Session other;
-            for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
-                if (auto error = other.loadOperatorLibrary(library.toString().toStdString())) {
-                    fail(m.id, *error);
-                    return true;
-                }
-            }
-            LoadOptions options;
-            options.includeCode = false;
-            const auto loaded = other.load(str("path"), options);
-            if (!loaded) {
-                fail(m.id, loaded.error());
+            const auto other = loadToCompare(m.id, str("path"),
+                                             m.body.value(QLatin1String("op_libraries")).toArray());
+            if (!other) {
                 return true;
             }
             progress(m.id, "comparing", str("path"));
-            const auto diff = session_->diff(other);
+            const auto diff = session_->diff(*other);
             if (diff) {
                 send(make(MessageType::ArchiveDiff, m.id, toCbor(*diff)));
             } else {
@@ -254,6 +245,26 @@ private:
                type == MessageType::Optimize;
     }
 
+    // The TorchScript archive the open model is compared with, loaded beside it with the same
+    // operator libraries (its code is not needed); nullptr once the failure has been sent.
+    std::unique_ptr<Session> loadToCompare(quint64 id, const std::string& path,
+                                           const QCborArray& libraries) {
+        auto other = std::make_unique<Session>();
+        for (const auto& library : libraries) {
+            if (auto error = other->loadOperatorLibrary(library.toString().toStdString())) {
+                fail(id, *error);
+                return nullptr;
+            }
+        }
+        LoadOptions options;
+        options.includeCode = false;
+        if (const auto loaded = other->load(path, options); !loaded) {
+            fail(id, loaded.error());
+            return nullptr;
+        }
+        return other;
+    }
+
     // A TorchScript archive against a .pt2, whichever of the two is open: the open one is always
     // the first side.
     void diffExported(quint64 id, const std::string& path, const QCborArray& libraries) {
@@ -264,22 +275,12 @@ private:
         }
         Expected<ArchiveDiff> diff = Error{ErrorKind::Internal, "no comparison"};
         if (exported_) {
-            Session other;
-            for (const auto& library : libraries) {
-                if (auto error = other.loadOperatorLibrary(library.toString().toStdString())) {
-                    fail(id, *error);
-                    return;
-                }
-            }
-            LoadOptions options;
-            options.includeCode = false;
-            const auto loaded = other.load(path, options);
-            if (!loaded) {
-                fail(id, loaded.error());
+            const auto other = loadToCompare(id, path, libraries);
+            if (!other) {
                 return;
             }
             progress(id, "comparing", path);
-            const auto forward = other.diff(*exported_);
+            const auto forward = other->diff(*exported_);
             diff = forward ? Expected<ArchiveDiff>(reversed(*forward)) : forward.error();
         } else {
             const auto other = ExportedProgram::open(path, probeArchive(path));
