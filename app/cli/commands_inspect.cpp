@@ -87,7 +87,9 @@ nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
             {{"id", groupRef(group.id)},
              {"parent",
               group.parent < 0 ? nlohmann::json() : nlohmann::json(groupRef(group.parent))},
-             {"kind", group.kind == GraphGroup::Kind::Module ? "module" : "block"},
+             {"kind", group.kind == GraphGroup::Kind::Module  ? "module"
+                      : group.kind == GraphGroup::Kind::Block ? "block"
+                                                              : "function"},
              {"module", group.module},
              {"type", group.type},
              {"label", group.label},

@@ -404,9 +404,9 @@ QCborMap toCbor(const GraphModel& g) {
     put(m, "outputs", pairs(g.outputs));
     QCborArray groups, nodes, edges;
     for (const GraphGroup& x : g.groups) {
-        groups.append(QCborArray{x.parent, x.kind == GraphGroup::Kind::Block, text(x.module),
-                                 text(x.type), text(x.label), qint64(x.parameters), x.owner,
-                                 x.depth, x.repeats, x.sameAs});
+        groups.append(QCborArray{x.parent, static_cast<int>(x.kind), text(x.module), text(x.type),
+                                 text(x.label), qint64(x.parameters), x.owner, x.depth, x.repeats,
+                                 x.sameAs});
     }
     for (const GraphNode& n : g.nodes) {
         nodes.append(QCborArray{text(n.kind), text(n.module), n.group, text(n.schema),
@@ -436,7 +436,10 @@ GraphModel graphModelFromCbor(const QCborMap& m) {
         GraphGroup x;
         x.id = static_cast<int>(g.groups.size());
         x.parent = toInt(a.at(0));
-        x.kind = a.at(1).toBool() ? GraphGroup::Kind::Block : GraphGroup::Kind::Module;
+        const auto kind = a.at(1).toInteger();
+        x.kind = kind == 1   ? GraphGroup::Kind::Block
+                 : kind == 2 ? GraphGroup::Kind::Function
+                             : GraphGroup::Kind::Module;
         x.module = a.at(2).toString().toStdString();
         x.type = a.at(3).toString().toStdString();
         x.label = a.at(4).toString().toStdString();

@@ -222,8 +222,9 @@ private Q_SLOTS:
             const QRect px(static_cast<int>(box.x * far) + 2, static_cast<int>(box.y * far) + 2,
                            static_cast<int>(box.width * far) - 4,
                            static_cast<int>(box.height * far) - 4);
-            if (px.width() < 3 || px.height() < 3 || px.height() >= 14) {
-                continue; // too small to sample, or large enough to carry a name
+            if (px.width() < 3 || px.height() < 3 ||
+                (box.width * far >= 40 && box.height * far >= 14)) {
+                continue; // too small to sample, or large enough to carry a name (40x14 pixels)
             }
             const QRgb fill = image.pixel(px.center());
             int other = 0;

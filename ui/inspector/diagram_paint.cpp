@@ -304,6 +304,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     const QColor boxFill = dark ? QColor(40, 54, 78) : QColor(232, 238, 247);
     const QColor moduleFill = dark ? QColor(33, 38, 48) : QColor(243, 246, 251);
     const QColor blockFill = dark ? QColor(44, 40, 32) : QColor(251, 247, 238);
+    const QColor functionFill = dark ? QColor(32, 44, 40) : QColor(240, 248, 244);
     const QColor frame = dark ? QColor(90, 105, 130) : QColor(154, 169, 194);
     const bool showText = scale >= kTextScale;
     const bool detail = scale >= kDetailScale;
@@ -350,9 +351,11 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         }
         const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
         const bool block = g.kind == GraphGroup::Kind::Block;
-        QColor fill = block ? blockFill : moduleFill;
+        QColor fill = block                                  ? blockFill
+                      : g.kind == GraphGroup::Kind::Function ? functionFill
+                                                             : moduleFill;
         double ms = 0;
-        if (heat && !block) {
+        if (heat && g.kind == GraphGroup::Kind::Module) {
             const auto it = moduleMs_.find(g.module);
             if (it != moduleMs_.end() && maxModuleMs_ > 0) {
                 ms = it->second;
@@ -449,8 +452,10 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     for (const int i : list.summaries) {
         const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
         const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
-        QColor fill = g.kind == GraphGroup::Kind::Block ? blockFill.darker(108) : boxFill;
-        if (heat && g.kind != GraphGroup::Kind::Block && maxModuleMs_ > 0) {
+        QColor fill = g.kind == GraphGroup::Kind::Block      ? blockFill.darker(108)
+                      : g.kind == GraphGroup::Kind::Function ? functionFill.darker(108)
+                                                             : boxFill;
+        if (heat && g.kind == GraphGroup::Kind::Module && maxModuleMs_ > 0) {
             if (const auto it = moduleMs_.find(g.module); it != moduleMs_.end()) {
                 fill = heatColour(it->second / maxModuleMs_);
             }

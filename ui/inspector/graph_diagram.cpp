@@ -495,9 +495,15 @@ void GraphDiagram::updateInfo() {
     if (selectedItem_ >= 0 && picture_) {
         const VisibleItem& v = picture_->visible.items[static_cast<size_t>(selectedItem_)];
         const GraphGroup& g = graph_->groups[static_cast<size_t>(v.id)];
-        QString text = QStringLiteral("<b>%1</b> · %2 · ")
-                           .arg(esc(g.module.empty() ? g.label : g.module), esc(g.type)) +
-                       tr("double-click to expand");
+        QString text =
+            g.kind == GraphGroup::Kind::Function
+                ? tr("<b>%1</b> of %2, called in %3 · ")
+                      .arg(esc(g.label), esc(g.type),
+                           g.module.empty() ? tr("the root")
+                                            : QStringLiteral("<code>%1</code>").arg(esc(g.module)))
+                : QStringLiteral("<b>%1</b> · %2 · ")
+                      .arg(esc(g.module.empty() ? g.label : g.module), esc(g.type));
+        text += tr("double-click to expand");
         QString ms;
         if (itemMs(selectedItem_, &ms) > 0) {
             text += QStringLiteral(" · ") + ms;

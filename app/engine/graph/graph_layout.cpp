@@ -942,8 +942,10 @@ std::string toSvg(const GraphModel& model, const VisibleGraph& visible,
         svg << "<g class=\"group\" id=\"g" << c.group << "\"><rect x=\"" << number(c.rect.x)
             << "\" y=\"" << number(c.rect.y) << "\" width=\"" << number(c.rect.width)
             << "\" height=\"" << number(c.rect.height) << "\" rx=\"6\" fill=\""
-            << (block ? "#fbf7ee" : "#f3f6fb") << "\" stroke=\"#9aa9c2\""
-            << (block ? " stroke-dasharray=\"4 3\"" : "") << "/>"
+            << (block                                  ? "#fbf7ee"
+                : g.kind == GraphGroup::Kind::Function ? "#f0f8f4"
+                                                       : "#f3f6fb")
+            << "\" stroke=\"#9aa9c2\"" << (block ? " stroke-dasharray=\"4 3\"" : "") << "/>"
             << "<text x=\"" << number(c.rect.x + 8) << "\" y=\"" << number(c.rect.y + 15)
             << "\" font-size=\"11\" font-weight=\"bold\" fill=\"#334155\">"
             << xml(elided(g.label + (g.type.empty() ? "" : " \xC2\xB7 " + g.type), 80))

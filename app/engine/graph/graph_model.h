@@ -50,13 +50,18 @@ struct GraphEdge {
 };
 
 struct GraphGroup {
-    enum class Kind { Module, Block };
+    // A module instance; a block of a prim::If or prim::Loop; a call of a free function (one
+    // that is no module's method: F.multi_head_attention_forward, torchvision's batched_nms)
+    // inside a module, labelled "batched_nms()", its type the Python module that defines it.
+    enum class Kind { Module, Block, Function };
     int id = 0;
     int parent = -1; // -1 for the root group
     Kind kind = Kind::Module;
     std::string module; // the module path of the group (for a block: of its owner node)
-    std::string type;   // module groups: the module's type ("BasicBlock"); blocks: the owner's kind
-    std::string label;  // "layer1.0" (the last path part for nested groups), "if: then", "loop"
+    // module groups: the module's type ("BasicBlock"); blocks: the owner's kind; functions: where
+    // they are defined ("torchvision.ops.boxes")
+    std::string type;
+    std::string label;      // "layer1.0" (the last path part for nested groups), "if: then", "loop"
     int64_t parameters = 0; // module groups: the module's parameter count, its submodules' included
     int owner = -1;         // block groups: the prim::If / prim::Loop node
     int depth = 0; // the root is 0; a module group and a block are one deeper than their parent

@@ -162,7 +162,10 @@ void markRepeatedGroups(GraphModel& model) {
     std::vector<int> signature(groups, -1);
     for (const int g : order) {
         const GraphGroup& group = model.groups[static_cast<size_t>(g)];
-        std::string text = (group.kind == GraphGroup::Kind::Block ? "B:" : "M:") + group.type + "|";
+        std::string text = (group.kind == GraphGroup::Kind::Block      ? "B:"
+                            : group.kind == GraphGroup::Kind::Function ? "F:" + group.label
+                                                                       : "M:") +
+                           group.type + "|";
         for (const int member : members[static_cast<size_t>(g)]) {
             if (member < 0) {
                 text += "G" + std::to_string(signature[static_cast<size_t>(~member)]) + ";";

@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -58,29 +60,74 @@ std::string joinPath(const std::string& a, const std::string& b) {
     return a.empty() ? b : b.empty() ? a : a + "." + b;
 }
 
-// The module path a node was inlined from: the instance names of its call stack, without the
-// frames that have none and without SELF (a module calling its own method). `step(path, name)`
-// gives the path one frame deeper (the Builder resolves a module reached through a container).
-std::string
-callStackPath(const Node* node,
-              const std::function<std::string(const std::string&, const std::string&)>& step) {
+// A free function (no module's method) that nodes were inlined from: "batched_nms" of
+// "torchvision.ops.boxes".
+struct FunctionFrame {
+    std::string name;
+    std::string where; // the Python module that defines it
+    bool operator==(const FunctionFrame& other) const {
+        return name == other.name && where == other.where;
+    }
+};
+
+// "torchvision.ops.boxes" from "__torch__.torchvision.ops.boxes" (or from the code file's path
+// with dots), without the "___torch_mangle_N" parts PyTorch adds to names it saved twice.
+std::string pythonModule(const std::string& dotted) {
+    std::string out;
+    std::istringstream parts(dotted);
+    for (std::string part; std::getline(parts, part, '.');) {
+        if (part == "__torch__" || part.rfind("___torch_mangle_", 0) == 0) {
+            continue;
+        }
+        out += (out.empty() ? "" : ".") + part;
+    }
+    return out;
+}
+
+// Where a node was inlined from: the module path of its call stack (the instance names of its
+// frames, without the frames that have none and without SELF, a module calling its own method),
+// and the free functions called after the innermost module frame, outermost first.
+// `step(path, name)` gives the path one frame deeper (the Builder resolves a module reached
+// through a container).
+struct CallSite {
+    bool known = false; // the node has a call stack
+    std::string path;
+    std::vector<FunctionFrame> functions;
+};
+
+CallSite callSite(const Node* node,
+                  const std::function<std::string(const std::string&, const std::string&,
+                                                  const c10::ClassType*)>& step) {
+    CallSite site;
     const auto stack = node->callstack();
     if (!stack) {
-        return "";
+        return site;
     }
-    std::string path;
+    site.known = true;
+    bool anchored = false; // a module frame came first
     for (const auto& entry : (*stack)->vec()) {
         const auto& instance = std::get<torch::jit::kModuleInstanceInfo>(entry);
         if (!instance) {
+            const torch::jit::Function* fn = std::get<0>(entry);
+            if (fn) {
+                site.functions.push_back({fn->name(), pythonModule(fn->qualname().prefix())});
+            }
             continue;
         }
         const std::string& name = instance->instance_name();
+        if (name == "SELF" && site.path.empty() && !anchored) {
+            // PyTorch 1.13 cuts some stacks short: one that starts with a module calling its
+            // own method starts at that module, known by its class.
+            site.path = step("", name, instance->class_type().get());
+        }
+        anchored = true;
         if (name.empty() || name == "SELF") {
             continue;
         }
-        path = step(path, name);
+        site.path = step(site.path, name, instance->class_type().get());
+        site.functions.clear();
     }
-    return path;
+    return site;
 }
 
 struct ModuleFacts {
@@ -101,29 +148,51 @@ public:
         }
     }
 
-    // `name` called from the module at `path` (both relative to the graph's module). A module
-    // reached through a container that has no frame of its own (`for layer in self.layers` over a
-    // ModuleList names the call "0", not "layers.0") is the one child of `path` that holds it.
-    // Every node inside a layer asks the same question: the answers are kept.
-    const std::string& stepPath(const std::string& path, const std::string& name) {
-        const auto key = std::make_pair(path, name);
+    // `name` called from the module at `path` (both relative to the graph's module), an instance
+    // of `type`. A module reached through a container that has no frame of its own
+    // (`for layer in self.layers` over a ModuleList names the call "0", not "layers.0") is the
+    // child of `path` that holds it: the one of that type where several hold a `name` (SSDlite's
+    // backbone has features.0 and extra.0). Every node inside a layer asks the same question:
+    // the answers are kept. A `name` of SELF from nowhere: the only instance of `type`.
+    const std::string& stepPath(const std::string& path, const std::string& name,
+                                const c10::ClassType* type) {
+        const auto key = std::make_tuple(path, name, type);
         if (const auto known = steps_.find(key); known != steps_.end()) {
             return known->second;
         }
         const auto isModule = [this](const std::string& p) {
             return modules_.count(joinPath(ownerPath_, p)) > 0;
         };
+        if (name == "SELF") { // the only instance of the type, relative to the graph's module
+            std::string only;
+            int count = 0;
+            for (const auto& [at, module] : modules_) {
+                if (module.type().get() == type && count++ == 0) {
+                    only = ownerPath_.empty() || at == ownerPath_
+                               ? (at == ownerPath_ ? "" : at)
+                               : at.substr(ownerPath_.size() + 1);
+                }
+            }
+            return steps_.emplace(key, count == 1 ? only : std::string()).first->second;
+        }
         std::string next = joinPath(path, name);
         const auto module = modules_.find(joinPath(ownerPath_, path));
         if (!isModule(next) && module != modules_.end()) {
-            std::vector<std::string> holders;
+            std::vector<std::string> holders, ofType;
             for (const auto& child : module->second.named_children()) {
-                if (isModule(joinPath(joinPath(path, child.name), name))) {
-                    holders.push_back(joinPath(joinPath(path, child.name), name));
+                const std::string held = joinPath(joinPath(path, child.name), name);
+                const auto found = modules_.find(joinPath(ownerPath_, held));
+                if (found != modules_.end()) {
+                    holders.push_back(held);
+                    if (found->second.type().get() == type) {
+                        ofType.push_back(held);
+                    }
                 }
             }
             if (holders.size() == 1) {
                 next = holders.front();
+            } else if (ofType.size() == 1) {
+                next = ofType.front();
             }
         }
         return steps_.emplace(key, std::move(next)).first->second;
@@ -222,6 +291,89 @@ private:
         return group;
     }
 
+    static bool isFunction(const GraphGroup& g, const FunctionFrame& frame) {
+        return g.kind == GraphGroup::Kind::Function && g.type == frame.where &&
+               g.label.size() == frame.name.size() + 2 &&
+               g.label.compare(0, frame.name.size(), frame.name) == 0;
+    }
+
+    // The free functions a block is already inside, outermost first: an `if` in batched_nms()
+    // holds more of batched_nms.
+    std::vector<FunctionFrame> functionsAround(int blockGroup) const {
+        std::vector<FunctionFrame> around;
+        for (int g = blockGroup; g >= 0;) {
+            const GraphGroup& group = model_.groups[static_cast<size_t>(g)];
+            if (group.kind == GraphGroup::Kind::Module) {
+                break;
+            }
+            if (group.kind == GraphGroup::Kind::Function) {
+                around.insert(around.begin(),
+                              {group.label.substr(0, group.label.size() - 2), group.type});
+            }
+            g = group.parent;
+        }
+        return around;
+    }
+
+    // The group of a call of `frame` in `parent`: the one the previous node there went into
+    // when it is the same function (the nodes of one call are one run), else a new one.
+    int functionGroup(int parent, const FunctionFrame& frame) {
+        int& last = lastFunction_[parent];
+        if (last >= 0 && isFunction(model_.groups[static_cast<size_t>(last)], frame)) {
+            return last;
+        }
+        GraphGroup g;
+        g.id = static_cast<int>(model_.groups.size());
+        g.parent = parent;
+        g.kind = GraphGroup::Kind::Function;
+        g.module = model_.groups[static_cast<size_t>(parent)].module;
+        g.type = frame.where;
+        g.label = frame.name + "()";
+        g.depth = model_.groups[static_cast<size_t>(parent)].depth + 1;
+        model_.groups.push_back(g);
+        last = g.id;
+        return g.id;
+    }
+
+    // The group a node goes in: its module's group inside the block, then one group per free
+    // function it was called through inside that module. `exact`: the functions come from a
+    // call stack; without one, only the innermost is known, and the node joins the group of that
+    // function the previous node in this block went into, however deep.
+    int place(int blockGroup, const std::string& module,
+              const std::vector<FunctionFrame>& functions, bool exact) {
+        int group = moduleGroup(blockGroup, module);
+        size_t first = 0;
+        if (group == blockGroup) {
+            const auto around = functionsAround(blockGroup);
+            while (first < around.size() && first < functions.size() &&
+                   around[first] == functions[first]) {
+                ++first;
+            }
+        }
+        int& previous = lastPlaced_[blockGroup];
+        if (!exact && first < functions.size() && previous > 0) {
+            int found = -1;
+            int at = previous;
+            while (at >= 0 && at != group) {
+                const GraphGroup& g = model_.groups[static_cast<size_t>(at)];
+                if (found < 0 && isFunction(g, functions.back())) {
+                    found = at;
+                }
+                at = g.parent;
+            }
+            if (at == group && found >= 0) {
+                first = functions.size();
+                group = found;
+            }
+        }
+        for (size_t i = first; i < functions.size(); ++i) {
+            group = functionGroup(group, functions[i]);
+        }
+        lastFunction_[group] = -1; // a node of its own ends the run of the last call in it
+        previous = group;
+        return group;
+    }
+
     int irLine(const Node* node) {
         // The IR prints the nodes in this walk's order, one line each: the node's line is the
         // next one that names its kind.
@@ -280,54 +432,92 @@ private:
         return "";
     }
 
-    // The only module instance of the class whose serialized code holds the node's source (the
-    // code file names the Python module, the nearest "class X(Module):" above the line the
-    // class); "" when the class has no or several instances, or the source is unknown.
-    std::string codeModule(Node* node) {
+    // What the serialized code says of the function that made a node: the Python module of its
+    // code file, and the class (the nearest "class X(Module):" above the line) or, for a free
+    // function, the `def` at the left margin above it. Empty when the source is unknown.
+    struct CodeFacts {
+        std::string file;      // the code file, dotted ("__torch__.torchvision.ops.boxes")
+        std::string where;     // the Python module ("torchvision.ops.boxes")
+        std::string className; // "TransformerEncoder"; "" for a free function
+        std::string function;  // the free function's name
+    };
+    CodeFacts codeFacts(Node* node) {
+        CodeFacts facts;
         const auto& range = node->sourceRange();
         const auto source = range.source();
         if (!source || !source->filename()) {
-            return "";
+            return facts;
         }
         std::string file = *source->filename();
         const std::string prefix = "code/";
         if (file.compare(0, prefix.size(), prefix) != 0 || file.size() < 3 ||
             file.compare(file.size() - 3, 3, ".py") != 0) {
-            return "";
+            return facts;
         }
-        auto cached = sourceTexts_.find(source.get());
-        if (cached == sourceTexts_.end()) {
-            cached = sourceTexts_.emplace(source.get(), source->text_str().str()).first;
-        }
-        const std::string& text = cached->second;
-        size_t at = std::min(range.start(), text.size());
-        std::string className;
-        while (at > 0) { // back to the class line above
-            const size_t lineStart = text.rfind('\n', at - 1);
-            const size_t begin = lineStart == std::string::npos ? 0 : lineStart + 1;
-            if (text.substr(begin, 6) == "class ") {
-                const size_t end = text.find_first_of("(:", begin + 6);
-                className = text.substr(begin + 6, end - begin - 6);
-                break;
+        // The class and free-function lines of each code file, by offset, found once.
+        auto cached = definitions_.find(source.get());
+        if (cached == definitions_.end()) {
+            std::vector<std::pair<size_t, std::string>> lines;
+            const std::string text = source->text_str().str();
+            for (size_t begin = 0; begin < text.size();) {
+                const size_t end = std::min(text.find('\n', begin), text.size());
+                if (text.compare(begin, 6, "class ") == 0 || text.compare(begin, 4, "def ") == 0) {
+                    lines.emplace_back(begin, text.substr(begin, end - begin));
+                }
+                begin = end + 1;
             }
-            if (lineStart == std::string::npos) {
-                break;
+            cached = definitions_.emplace(source.get(), std::move(lines)).first;
+        }
+        const auto& lines = cached->second;
+        const size_t at = range.start();
+        auto above =
+            std::upper_bound(lines.begin(), lines.end(), at,
+                             [](size_t offset, const auto& line) { return offset < line.first; });
+        if (above != lines.begin()) {
+            const std::string& line = std::prev(above)->second;
+            if (line.compare(0, 6, "class ") == 0) {
+                facts.className = line.substr(6, line.find_first_of("(:", 6) - 6);
+            } else {
+                facts.function = line.substr(4, line.find('(', 4) - 4);
             }
-            at = lineStart;
         }
-        if (className.empty()) {
-            return "";
-        }
-        std::string qualified = file.substr(prefix.size(), file.size() - prefix.size() - 3);
-        std::replace(qualified.begin(), qualified.end(), '/', '.');
-        qualified += "." + className;
+        facts.file = file.substr(prefix.size(), file.size() - prefix.size() - 3);
+        std::replace(facts.file.begin(), facts.file.end(), '/', '.');
+        facts.where = pythonModule(facts.file);
+        return facts;
+    }
+
+    // The instances of a class (by its qualified name as saved, mangling included), as module
+    // paths from the model's root.
+    const std::vector<std::string>& instancesOf(const std::string& qualified) {
         if (instances_.empty()) {
             for (const auto& [path, module] : modules_) {
                 instances_[module.type()->str()].push_back(path);
             }
         }
+        static const std::vector<std::string> none;
         const auto it = instances_.find(qualified);
-        return it != instances_.end() && it->second.size() == 1 ? it->second.front() : "";
+        return it == instances_.end() ? none : it->second;
+    }
+
+    // The module a node without a module in its call stack is drawn in (see walk); nullopt where
+    // neither its code nor what it reads tells.
+    std::optional<std::string> placeWithoutStack(Node* node, const CodeFacts& code) {
+        const std::string reads = readsModule(node);
+        if (code.className.empty()) { // a free function's: in the module it reads from
+            return reads.empty() ? std::nullopt : std::optional<std::string>(reads);
+        }
+        const auto& instances = instancesOf(code.file + "." + code.className);
+        if (instances.size() == 1) { // the class's only instance, the graph's module included
+            return instances.front();
+        }
+        // Several instances: the one whose attributes (or whose submodules') it reads.
+        for (const std::string& path : instances) {
+            if (reads == path || reads.rfind(path + ".", 0) == 0) {
+                return path;
+            }
+        }
+        return std::nullopt;
     }
 
     void resolveGetAttr(const Node* node) {
@@ -385,23 +575,34 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            const std::string stackPath =
-                callStackPath(node, [this](const std::string& path, const std::string& name) {
-                    return stepPath(path, name);
-                });
-            n.module = joinPath(ownerPath_, stackPath);
+            const CallSite site = callSite(
+                node, [this](const std::string& path, const std::string& name,
+                             const c10::ClassType* type) { return stepPath(path, name, type); });
+            n.module = joinPath(ownerPath_, site.path);
             // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
-            // blocks) inside inlined calls: BatchNorm's `if self.training` would sit at the root.
-            // Such a node is drawn in the module whose attributes it reads, else in the only
-            // instance of the class whose code made it; `module` stays what the call stack says.
+            // blocks) inside inlined calls, and cuts others short: BatchNorm's
+            // `if self.training` would sit at the root. A node without a module in its call
+            // stack is drawn in the only instance of the class whose code made it, else in the
+            // instance (or, for a free function, the module) whose attributes it reads;
+            // `module` stays what the call stack says.
             std::string placed = n.module;
-            if (stackPath.empty()) {
-                placed = readsModule(node);
-                if (placed.empty()) {
-                    placed = codeModule(node);
+            std::vector<FunctionFrame> functions = site.functions;
+            bool exact = site.known;
+            const CodeFacts code = codeFacts(node);
+            if (site.path.empty()) {
+                if (const auto module = placeWithoutStack(node, code)) {
+                    placed = *module;
                 }
             }
-            n.group = moduleGroup(blockGroup, placed.empty() ? n.module : placed);
+            // A node whose code is a free function its call stack does not end in (none, or
+            // cut short): in that function, nested as the nodes before it say.
+            if (code.className.empty() && !code.function.empty() &&
+                (functions.empty() ||
+                 !(functions.back() == FunctionFrame{code.function, code.where}))) {
+                functions.push_back({code.function, code.where});
+                exact = false;
+            }
+            n.group = place(blockGroup, placed, functions, exact);
             n.irLine = irLine(node);
             const auto* schema = node->maybeSchema();
             if (schema) {
@@ -452,7 +653,7 @@ private:
                 g.parent = model_.nodes[static_cast<size_t>(id)].group;
                 g.kind = GraphGroup::Kind::Block;
                 g.module =
-                    model_.groups[static_cast<size_t>(g.parent)].kind == GraphGroup::Kind::Module
+                    model_.groups[static_cast<size_t>(g.parent)].kind != GraphGroup::Kind::Block
                         ? model_.groups[static_cast<size_t>(g.parent)].module
                         : model_.nodes[static_cast<size_t>(id)].module;
                 g.type = kind.toQualString();
@@ -484,14 +685,76 @@ private:
     std::unordered_map<const Value*, int> producers_;
     std::unordered_map<const Value*, int> graphInputs_;
     std::map<std::pair<int, std::string>, int> moduleGroups_;
+    std::unordered_map<int, int> lastFunction_; // per group: the call its last node was in
+    std::unordered_map<int, int> lastPlaced_;   // per block: the group its last node went into
     std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
-    std::map<std::pair<std::string, std::string>, std::string> steps_; // stepPath's answers
+    std::map<std::tuple<std::string, std::string, const c10::ClassType*>, std::string>
+        steps_;                                                 // stepPath's answers
     std::map<std::string, std::vector<std::string>> instances_; // module paths by qualified type
-    std::map<const torch::jit::Source*, std::string> sourceTexts_;
+    std::map<const torch::jit::Source*, std::vector<std::pair<size_t, std::string>>> definitions_;
     std::map<std::string, ModuleFacts> facts_;
     std::vector<std::string> irLines_;
     size_t irCursor_ = 0;
 };
+
+// A function group of one or two nodes, or one that is all its module holds, says less than the
+// nodes themselves (F.relu, a Dropout that only calls F.dropout): its contents go to its parent.
+void foldSmallFunctions(GraphModel& model) {
+    const size_t count = model.groups.size();
+    std::vector<int> direct(count, 0), total(count, 0), children(count, 0);
+    for (const GraphNode& n : model.nodes) {
+        ++direct[static_cast<size_t>(n.group)];
+    }
+    total = direct;
+    for (size_t g = count; g-- > 1;) { // children come after their parents
+        const auto parent = static_cast<size_t>(model.groups[g].parent);
+        total[parent] += total[g];
+        ++children[parent];
+    }
+    std::vector<int> into(count, -1); // a folded group: the group its contents go to
+    for (const bool sole : {false, true}) {
+        for (size_t g = count; g-- > 1;) {
+            const GraphGroup& group = model.groups[g];
+            if (group.kind != GraphGroup::Kind::Function || into[g] >= 0) {
+                continue;
+            }
+            const auto parent = static_cast<size_t>(group.parent);
+            const bool inModule = model.groups[parent].kind == GraphGroup::Kind::Module;
+            if (sole ? inModule && direct[parent] == 0 && children[parent] == 1 : total[g] < 3) {
+                into[g] = group.parent;
+                direct[parent] += direct[g];
+                children[parent] += children[g] - 1;
+            }
+        }
+    }
+    std::vector<int> renumbered(count, -1);
+    std::vector<GraphGroup> kept;
+    for (size_t g = 0; g < count; ++g) {
+        int target = static_cast<int>(g);
+        while (into[static_cast<size_t>(target)] >= 0) {
+            target = into[static_cast<size_t>(target)];
+        }
+        if (target != static_cast<int>(g)) {
+            renumbered[g] = renumbered[static_cast<size_t>(target)]; // a parent: already numbered
+            continue;
+        }
+        GraphGroup group = model.groups[g];
+        group.id = static_cast<int>(kept.size());
+        if (group.parent >= 0) {
+            group.parent = renumbered[static_cast<size_t>(group.parent)];
+            group.depth = kept[static_cast<size_t>(group.parent)].depth + 1;
+        }
+        renumbered[g] = group.id;
+        kept.push_back(std::move(group));
+    }
+    if (kept.size() == count) {
+        return;
+    }
+    for (GraphNode& n : model.nodes) {
+        n.group = renumbered[static_cast<size_t>(n.group)];
+    }
+    model.groups = std::move(kept);
+}
 
 } // namespace
 
@@ -506,6 +769,7 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     model.method = method.name();
     model.inlined = inlined;
     Builder(owner, ownerPath, model).build(*graph);
+    foldSmallFunctions(model);
     markRepeatedGroups(model);
     return model;
 }
@@ -518,6 +782,7 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     model.method = method;
     model.inlined = inlined;
     Builder(owner, ownerPath, model, &nodes).build(graph);
+    foldSmallFunctions(model);
     markRepeatedGroups(model);
     return model;
 }
