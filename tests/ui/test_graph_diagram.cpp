@@ -362,6 +362,67 @@ private Q_SLOTS:
         QVERIFY(diagram_->markedItems().size() > 1);
     }
 
+    // Two layers marked identical, compared: both open with everything in them, and a node
+    // selected in one marks the node in the same place of the other.
+    void comparesIdenticalLayers() {
+        QVERIFY(open(fx("transformer_encoder.pt")));
+        showInlined(true);
+        QVERIFY(settled());
+        const GraphModel& graph = diagram_->graph();
+        int first = -1, second = -1, attention = -1;
+        for (const GraphGroup& g : graph.groups) {
+            if (g.kind == GraphGroup::Kind::Module) {
+                first = g.module == "layers.0" ? g.id : first;
+                second = g.module == "layers.1" ? g.id : second;
+                attention = g.module == "layers.0.self_attn" ? g.id : attention;
+            }
+        }
+        QVERIFY(first > 0 && second > 0 && attention > 0);
+        QCOMPARE(diagram_->identicalGroups(first), std::vector<int>{second});
+        QVERIFY(!diagram_->compareGroups(first, attention)); // not alike: nothing changes
+        QVERIFY(!diagram_->isExpanded(first));
+        QVERIFY(diagram_->compareGroups(first, second));
+        QVERIFY(settled());
+        for (const GraphGroup& g : graph.groups) {
+            for (int at = g.id; at > 0; at = graph.groups[static_cast<size_t>(at)].parent) {
+                if (at == first || at == second) {
+                    QVERIFY2(diagram_->isExpanded(g.id), g.module.c_str());
+                    break;
+                }
+            }
+        }
+        // The second softmax of layers.0 and of layers.1 (each has one per branch).
+        std::vector<int> softmax[2];
+        for (const GraphNode& n : graph.nodes) {
+            if (n.kind == "aten::softmax") {
+                softmax[n.module.rfind("layers.1", 0) == 0 ? 1 : 0].push_back(n.id);
+            }
+        }
+        QCOMPARE(softmax[0].size(), softmax[1].size());
+        QVERIFY(softmax[0].size() >= 2);
+        QCOMPARE(diagram_->counterpart(softmax[0][1]), softmax[1][1]);
+        QCOMPARE(diagram_->counterpart(softmax[1][0]), softmax[0][0]);
+        diagram_->selectNode(softmax[0][1]);
+        const std::set<int> marked = diagram_->markedItems();
+        QVERIFY(marked.count(diagram_->itemOfNode(softmax[0][1])));
+        QVERIFY(marked.count(diagram_->itemOfNode(softmax[1][1])));
+        QVERIFY(diagram_->findChild<QLabel*>(QStringLiteral("diagramInfo"))
+                    ->text()
+                    .contains(QStringLiteral("counterpart")));
+        // A node outside both has none; stopping clears the mark.
+        int outside = -1;
+        for (const GraphNode& n : graph.nodes) {
+            outside = n.module.empty() && outside < 0 ? n.id : outside;
+        }
+        QCOMPARE(diagram_->counterpart(outside), -1);
+        diagram_->stopComparing();
+        QCOMPARE(diagram_->counterpart(softmax[0][1]), -1);
+        diagram_->selectNode(softmax[0][1]);
+        QVERIFY(!diagram_->markedItems().count(diagram_->itemOfNode(softmax[1][1])));
+        diagram_->collapseAll();
+        QVERIFY(settled());
+    }
+
     void svgAndPngExport() {
         QTemporaryDir dir;
         QString error;

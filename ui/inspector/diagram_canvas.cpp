@@ -80,6 +80,16 @@ void DiagramCanvas::centreOn(const LayoutRect& r) {
     update();
 }
 
+void DiagramCanvas::showRect(const LayoutRect& r) {
+    if (r.width <= 0 || r.height <= 0 || width() <= 0 || height() <= 0) {
+        return;
+    }
+    scale_ = std::clamp(std::min(width() / r.width, height() / r.height) * 0.95, 0.01, 1.0);
+    origin_ =
+        QPointF(r.x + r.width / 2, r.y + r.height / 2) - QPointF(width(), height()) / scale_ / 2;
+    update();
+}
+
 void DiagramCanvas::panBy(double dx, double dy) {
     origin_ += QPointF(dx, dy) / scale_;
     update();

@@ -119,6 +119,13 @@ void GraphDiagram::markAround(int item) {
         return;
     }
     marked_.insert(item);
+    // In a comparison, the node in the same place of the other group too.
+    const VisibleItem& v = picture_->visible.items[static_cast<size_t>(item)];
+    if (!v.isGroup) {
+        if (const int other = itemOfNode(counterpart(v.id)); other >= 0) {
+            marked_.insert(other);
+        }
+    }
     for (const int e : picture_->itemEdges[static_cast<size_t>(item)]) {
         markedEdges_.insert(e);
         for (const int k : picture_->layout.edges[static_cast<size_t>(e)].edges) {

@@ -176,6 +176,8 @@ void GraphDiagram::setGraph(std::shared_ptr<const GraphModel> graph) {
     notes_.clear();
     fitAfterLayout_ = true;
     centreNodeAfterLayout_ = -1;
+    compare_ = Comparison{};
+    showComparedAfterLayout_ = false;
     {
         const QSignalBlocker block(search_);
         search_->clear();
@@ -192,6 +194,8 @@ void GraphDiagram::showMessage(const QString& message) {
     graph_ = &kNoGraph;
     picture_.reset();
     expanded_.clear();
+    compare_ = Comparison{};
+    showComparedAfterLayout_ = false;
     selectedNode_ = selectedItem_ = -1;
     markAround(-1);
     matches_.clear();
@@ -339,6 +343,10 @@ void GraphDiagram::jobFinished() {
             fitAfterLayout_ = false;
             canvas_->fit();
         }
+        if (showComparedAfterLayout_) {
+            showComparedAfterLayout_ = false;
+            showCompared();
+        }
         if (centreNodeAfterLayout_ >= 0) {
             const int item = itemOfNode(centreNodeAfterLayout_);
             centreNodeAfterLayout_ = -1;
@@ -434,14 +442,37 @@ void GraphDiagram::contextMenuAt(const QPoint& global, int item) {
         if (v.isGroup) {
             menu.addAction(tr("Expand"), this, [this, item] { itemActivated(item); });
         }
+        addCompareActions(menu, v.isGroup ? v.id : graph_->nodes[static_cast<size_t>(v.id)].group);
         menu.addAction(tr("Select upstream"), this, [this] { selectUpstream(); });
         menu.addAction(tr("Select downstream"), this, [this] { selectDownstream(); });
         menu.addSeparator();
+    }
+    if (compare_.a >= 0) {
+        menu.addAction(tr("Stop comparing"), this, [this] { stopComparing(); });
     }
     menu.addAction(tr("Expand all"), this, [this] { expandAll(); });
     menu.addAction(tr("Collapse all"), this, [this] { collapseAll(); });
     menu.addAction(tr("Fit"), canvas_, [this] { canvas_->fit(); });
     menu.exec(global);
+}
+
+// For a group marked identical to others (or one inside such a group): compare it with them.
+void GraphDiagram::addCompareActions(QMenu& menu, int group) {
+    for (int at = group; at > 0; at = graph_->groups[static_cast<size_t>(at)].parent) {
+        const std::vector<int> same = identicalGroups(at);
+        if (same.empty()) {
+            continue;
+        }
+        const GraphGroup& g = graph_->groups[static_cast<size_t>(at)];
+        QMenu* with =
+            menu.addMenu(tr("Compare %1 with").arg(q(g.module.empty() ? g.label : g.module)));
+        for (const int other : same) {
+            const GraphGroup& o = graph_->groups[static_cast<size_t>(other)];
+            with->addAction(q(o.module.empty() ? o.label : o.module), this,
+                            [this, at, other] { compareGroups(at, other); });
+        }
+        return;
+    }
 }
 
 void GraphDiagram::updateInfo() {
@@ -450,6 +481,7 @@ void GraphDiagram::updateInfo() {
         return;
     }
     auto esc = [](const std::string& s) { return q(s).toHtmlEscaped(); };
+    const QString comparison = comparisonText();
     if (selectedNode_ >= 0) {
         const GraphNode& n = graph_->nodes[static_cast<size_t>(selectedNode_)];
         QStringList parts;
@@ -489,6 +521,9 @@ void GraphDiagram::updateInfo() {
         if (!n.schema.empty()) {
             text += QStringLiteral("<br><code>%1</code>").arg(esc(n.schema));
         }
+        if (!comparison.isEmpty()) {
+            text += QStringLiteral("<br>") + comparison;
+        }
         info_->setText(text);
         return;
     }
@@ -511,8 +546,10 @@ void GraphDiagram::updateInfo() {
         info_->setText(text);
         return;
     }
-    info_->setText(tr("Double-click a group to open it, an open group's title to close it. "
-                      "Click a node for its details and its IR line."));
+    info_->setText(!comparison.isEmpty()
+                       ? comparison
+                       : tr("Double-click a group to open it, an open group's title to close it. "
+                            "Click a node for its details and its IR line."));
 }
 
 } // namespace scriptscope

@@ -28,6 +28,7 @@
 #include <set>
 
 class QLabel;
+class QMenu;
 class QLineEdit;
 class QToolButton;
 
@@ -124,6 +125,15 @@ public:
     // The selection grown to everything upstream (or downstream) of the selected item.
     void selectUpstream();
     void selectDownstream();
+    // Groups marked identical (graph_model.h's repeats) compared: both opened with everything in
+    // them and shown together; selecting a node marks its counterpart, the node in the same place
+    // of the other. False (and nothing changes) unless `a` and `b` are identical.
+    bool compareGroups(int a, int b);
+    void stopComparing();
+    // The groups identical to `group`, in the graph's order, itself excluded.
+    std::vector<int> identicalGroups(int group) const;
+    // The counterpart of a node inside the compared groups; -1 for any other.
+    int counterpart(int node) const;
     // Visible items marked (the selection and what upstream/downstream added).
     std::set<int> markedItems() const { return marked_; }
 
@@ -185,11 +195,14 @@ private:
     // Marks the item, its edges and its neighbours (none for -1).
     void markAround(int item);
     void contextMenuAt(const QPoint& global, int item);
+    void addCompareActions(QMenu& menu, int group);
     std::set<int> reach(int item, bool upstream) const;
     void markReach(bool upstream);
     bool isMatchItem(int item) const;
     QColor heatColour(double fraction) const;
     double itemMs(int item, QString* what) const;
+    void showCompared();
+    QString comparisonText() const;
 
     std::shared_ptr<const GraphModel> shared_; // the graph, shared with the layout jobs
     const GraphModel* graph_ = nullptr;        // *shared_, or an empty graph when there is none
@@ -208,6 +221,13 @@ private:
     double layoutTimeout_ = 8;
     bool useGraphviz_ = true;
     int centreNodeAfterLayout_ = -1;
+
+    struct Comparison {
+        int a = -1, b = -1;
+        std::map<int, int> counterparts; // node ids, both ways
+    };
+    Comparison compare_;
+    bool showComparedAfterLayout_ = false;
 
     int selectedNode_ = -1;
     int selectedItem_ = -1;
@@ -247,6 +267,8 @@ public:
     void setScale(double scale, const QPointF& anchor);
     void fit();
     void centreOn(const LayoutRect& rect);
+    // Shows the whole of `rect`, at most 1:1.
+    void showRect(const LayoutRect& rect);
     QPointF toScene(const QPointF& p) const;
     QPointF toView(const QPointF& p) const;
     LayoutRect visibleScene() const;
