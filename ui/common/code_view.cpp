@@ -122,8 +122,13 @@ CodeEditor::CodeEditor(QWidget* parent)
 }
 
 int CodeEditor::lineNumberAreaWidth() const {
-    const int digits = QString::number(std::max(1, blockCount())).size();
+    const int digits = QString::number(std::max({1, blockCount(), expectedLines_})).size();
     return 12 + fontMetrics().horizontalAdvance(QLatin1Char('9')) * digits;
+}
+
+void CodeEditor::expectLines(int lines) {
+    expectedLines_ = lines;
+    updateMargins();
 }
 
 void CodeEditor::updateMargins() {
@@ -284,7 +289,7 @@ namespace {
 // Texts longer than this are shown in slices; each slice takes about kSliceMs of the GUI thread
 // (building the blocks and highlighting them).
 constexpr qsizetype kSlicedChars = 256 * 1024;
-constexpr qint64 kSliceMs = 12;
+constexpr qint64 kSliceMs = 8;
 constexpr int kSliceLines = 200;
 
 } // namespace
@@ -294,6 +299,7 @@ void CodeView::setText(const QString& text) {
     pending_.clear();
     shown_ = 0;
     if (text.size() <= kSlicedChars) {
+        editor_->expectLines(0);
         editor_->setPlainText(text);
         editor_->highlightValue({});
         Q_EMIT textLoaded();
@@ -302,6 +308,7 @@ void CodeView::setText(const QString& text) {
     // The first slice as the whole text, so that the editor's cursor stays at its start: one at
     // the end would move with every slice appended (and select the node of each line it passed).
     editor_->document()->setUndoRedoEnabled(false);
+    editor_->expectLines(static_cast<int>(text.count(QLatin1Char('\n'))) + 1);
     pending_ = text;
     shown_ = sliceEnd(0);
     editor_->setPlainText(text.left(shown_));

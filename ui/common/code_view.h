@@ -30,6 +30,9 @@ class CodeEditor : public QPlainTextEdit {
 public:
     explicit CodeEditor(QWidget* parent = nullptr);
     int lineNumberAreaWidth() const;
+    // The number of lines a text that is still arriving will have: the line numbers get their
+    // final width at once, not a wider margin (and a relayout) at 1,000, 10,000, 100,000 lines.
+    void expectLines(int lines);
     void paintLineNumbers(QPaintEvent* event);
     void setValueHighlighting(bool on) { valueHighlighting_ = on; }
     // Highlights every occurrence of the value (e.g. "%x.1"); empty clears.
@@ -45,6 +48,7 @@ private:
     void updateMargins();
     QWidget* lineNumbers_;
     bool valueHighlighting_ = false;
+    int expectedLines_ = 0;
     QString highlightedValue_;
 };
 
