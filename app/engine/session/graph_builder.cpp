@@ -520,6 +520,41 @@ private:
         return std::nullopt;
     }
 
+    // For a node of a free function that neither its code's class nor what it reads places (an
+    // `if` of F.batch_norm whose module came out of a list): the module of the next nodes of the
+    // same function that have a call stack (the rest of that call), within a few nodes.
+    std::optional<std::string> calledFrom(Node* node, const CodeFacts& code) {
+        if (!code.className.empty() || code.function.empty()) {
+            return std::nullopt;
+        }
+        const FunctionFrame frame{code.function, code.where};
+        int looked = 0;
+        for (Node* next = node->next(); next->kind() != c10::prim::Return && looked < 64;
+             next = next->next(), ++looked) {
+            const auto stack = next->callstack();
+            if (!stack) {
+                continue;
+            }
+            bool calls = false; // the function among its frames (cheap: no paths yet)
+            for (const auto& entry : (*stack)->vec()) {
+                const torch::jit::Function* fn = std::get<0>(entry);
+                calls = calls || (fn && fn->name() == code.function);
+            }
+            if (!calls) {
+                continue;
+            }
+            const CallSite site = callSite(
+                next, [this](const std::string& path, const std::string& name,
+                             const c10::ClassType* type) { return stepPath(path, name, type); });
+            if (site.known && !site.path.empty() &&
+                std::find(site.functions.begin(), site.functions.end(), frame) !=
+                    site.functions.end()) {
+                return joinPath(ownerPath_, site.path);
+            }
+        }
+        return std::nullopt;
+    }
+
     void resolveGetAttr(const Node* node) {
         const auto it = resolved_.find(node->input(0));
         Resolved r;
@@ -592,6 +627,15 @@ private:
             if (site.path.empty()) {
                 if (const auto module = placeWithoutStack(node, code)) {
                     placed = *module;
+                } else if (const auto later = calledFrom(node, code)) {
+                    placed = *later;
+                }
+            } else if (site.functions.empty() && code.className.empty() && !code.function.empty()) {
+                // A free function's node whose stack was cut short below its module (1.13): the
+                // module of the rest of the call, if it is inside this one.
+                const auto later = calledFrom(node, code);
+                if (later && later->rfind(placed.empty() ? "" : placed + ".", 0) == 0) {
+                    placed = *later;
                 }
             }
             // A node whose code is a free function its call stack does not end in (none, or
