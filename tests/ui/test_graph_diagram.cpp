@@ -391,21 +391,22 @@ private Q_SLOTS:
                 }
             }
         }
-        // The second softmax of layers.0 and of layers.1 (each has one per branch).
-        std::vector<int> softmax[2];
+        // The aten::linear of layers.0 and of layers.1, in the graph's order.
+        std::vector<int> linear[2];
         for (const GraphNode& n : graph.nodes) {
-            if (n.kind == "aten::softmax") {
-                softmax[n.module.rfind("layers.1", 0) == 0 ? 1 : 0].push_back(n.id);
+            if (n.kind == "aten::linear" && n.module.rfind("layers.", 0) == 0) {
+                linear[n.module.rfind("layers.1", 0) == 0 ? 1 : 0].push_back(n.id);
             }
         }
-        QCOMPARE(softmax[0].size(), softmax[1].size());
-        QVERIFY(softmax[0].size() >= 2);
-        QCOMPARE(diagram_->counterpart(softmax[0][1]), softmax[1][1]);
-        QCOMPARE(diagram_->counterpart(softmax[1][0]), softmax[0][0]);
-        diagram_->selectNode(softmax[0][1]);
+        QCOMPARE(linear[0].size(), linear[1].size());
+        QVERIFY(linear[0].size() >= 2);
+        QCOMPARE(diagram_->counterpart(linear[0].back()), linear[1].back());
+        QCOMPARE(diagram_->counterpart(linear[1].front()), linear[0].front());
+        const int mine = linear[0].back(), theirs = linear[1].back();
+        diagram_->selectNode(mine);
         const std::set<int> marked = diagram_->markedItems();
-        QVERIFY(marked.count(diagram_->itemOfNode(softmax[0][1])));
-        QVERIFY(marked.count(diagram_->itemOfNode(softmax[1][1])));
+        QVERIFY(marked.count(diagram_->itemOfNode(mine)));
+        QVERIFY(marked.count(diagram_->itemOfNode(theirs)));
         QVERIFY(diagram_->findChild<QLabel*>(QStringLiteral("diagramInfo"))
                     ->text()
                     .contains(QStringLiteral("counterpart")));
@@ -416,9 +417,9 @@ private Q_SLOTS:
         }
         QCOMPARE(diagram_->counterpart(outside), -1);
         diagram_->stopComparing();
-        QCOMPARE(diagram_->counterpart(softmax[0][1]), -1);
-        diagram_->selectNode(softmax[0][1]);
-        QVERIFY(!diagram_->markedItems().count(diagram_->itemOfNode(softmax[1][1])));
+        QCOMPARE(diagram_->counterpart(mine), -1);
+        diagram_->selectNode(mine);
+        QVERIFY(!diagram_->markedItems().count(diagram_->itemOfNode(theirs)));
         diagram_->collapseAll();
         QVERIFY(settled());
     }
