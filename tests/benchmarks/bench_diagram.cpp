@@ -174,11 +174,12 @@ bool runUntil(Done done, int timeoutMs) {
     return done();
 }
 
-// Input while the GUI works: every 200 ms, in turn, a letter typed into the diagram's search box,
-// a Backspace, a click on the Run workspace's tab and one on the Model tab, posted as events the
-// way the window system delivers them. Each is answered when the widget has acted on it (the
-// search text changed, the workspace switched) and the window has been repainted to show it; the
-// longest wait from posting to that is kept. One is posted after the last is answered.
+// Input while the GUI works: at once and every 200 ms, in turn, a letter typed into the
+// diagram's search box, a Backspace, a click on the Run workspace's tab and one on the Model tab,
+// posted as events the way the window system delivers them. Each is answered when the widget has
+// acted on it (the search text changed, the workspace switched) and the window has been repainted
+// to show it; the longest wait from posting to that is kept. One is posted after the last is
+// answered.
 struct Responder {
     QLineEdit* search;
     QTabWidget* workspaces;
@@ -247,10 +248,11 @@ struct Responder {
             click(0); // Model
         }
     }
-    void start() { // from a letter typed into an empty search box
+    void start() { // from a letter typed into an empty search box, at once
         step = 0;
         longest = 0;
         waiting = acted = false;
+        post();
         timer.start();
     }
     void stop() { // leaves the search box empty and the Model workspace shown
