@@ -103,6 +103,10 @@ struct VisibleGraph {
     std::vector<int> openGroups; // the expanded groups that have something visible in them
 };
 
+// Folds away function groups of under three nodes, and those that are all their module holds
+// (F.relu, a Dropout that only calls F.dropout): what they held goes to their parent.
+void foldSmallFunctions(GraphModel& model);
+
 // Fills GraphGroup::repeats and sameAs: module groups of the same type whose contents have the
 // same structure (operator kinds and attributes' names, how the values flow between them and in
 // from outside, nested groups alike), counted per class.

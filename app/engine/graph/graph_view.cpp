@@ -98,6 +98,65 @@ VisibleGraph visibleGraph(const GraphModel& model,
     return visible;
 }
 
+// A function group of one or two nodes, or one that is all its module holds, says less than the
+// nodes themselves (F.relu, a Dropout that only calls F.dropout): its contents go to its parent.
+void foldSmallFunctions(GraphModel& model) {
+    const size_t count = model.groups.size();
+    std::vector<int> direct(count, 0), total(count, 0), children(count, 0);
+    for (const GraphNode& n : model.nodes) {
+        ++direct[static_cast<size_t>(n.group)];
+    }
+    total = direct;
+    for (size_t g = count; g-- > 1;) { // children come after their parents
+        const auto parent = static_cast<size_t>(model.groups[g].parent);
+        total[parent] += total[g];
+        ++children[parent];
+    }
+    std::vector<int> into(count, -1); // a folded group: the group its contents go to
+    for (const bool sole : {false, true}) {
+        for (size_t g = count; g-- > 1;) {
+            const GraphGroup& group = model.groups[g];
+            if (group.kind != GraphGroup::Kind::Function || into[g] >= 0) {
+                continue;
+            }
+            const auto parent = static_cast<size_t>(group.parent);
+            const bool inModule = model.groups[parent].kind == GraphGroup::Kind::Module;
+            if (sole ? inModule && direct[parent] == 0 && children[parent] == 1 : total[g] < 3) {
+                into[g] = group.parent;
+                direct[parent] += direct[g];
+                children[parent] += children[g] - 1;
+            }
+        }
+    }
+    std::vector<int> renumbered(count, -1);
+    std::vector<GraphGroup> kept;
+    for (size_t g = 0; g < count; ++g) {
+        int target = static_cast<int>(g);
+        while (into[static_cast<size_t>(target)] >= 0) {
+            target = into[static_cast<size_t>(target)];
+        }
+        if (target != static_cast<int>(g)) {
+            renumbered[g] = renumbered[static_cast<size_t>(target)]; // a parent: already numbered
+            continue;
+        }
+        GraphGroup group = model.groups[g];
+        group.id = static_cast<int>(kept.size());
+        if (group.parent >= 0) {
+            group.parent = renumbered[static_cast<size_t>(group.parent)];
+            group.depth = kept[static_cast<size_t>(group.parent)].depth + 1;
+        }
+        renumbered[g] = group.id;
+        kept.push_back(std::move(group));
+    }
+    if (kept.size() == count) {
+        return;
+    }
+    for (GraphNode& n : model.nodes) {
+        n.group = renumbered[static_cast<size_t>(n.group)];
+    }
+    model.groups = std::move(kept);
+}
+
 void markRepeatedGroups(GraphModel& model) {
     const size_t groups = model.groups.size();
     const auto parentOf = [&](int g) {

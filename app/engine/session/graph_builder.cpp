@@ -1,13 +1,12 @@
 // GraphModel from a TorchScript graph (see graph_model.h): module paths from the inlined call
 // stack, blocks as groups, constants and prim::GetAttr folded into the nodes that use them.
 #include "graph_builder.h"
+#include "call_sites.h"
 #include "torch_values.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/scope.h>
 #include <torch/csrc/jit/passes/inliner.h>
-#include <torch/csrc/jit/runtime/interpreter.h>
-#include <torch/csrc/jit/runtime/profiling_record.h>
 
 #include <algorithm>
 #include <functional>
@@ -56,80 +55,6 @@ struct Resolved {
     c10::IValue object; // the attribute's value
 };
 
-std::string joinPath(const std::string& a, const std::string& b) {
-    return a.empty() ? b : b.empty() ? a : a + "." + b;
-}
-
-// A free function (no module's method) that nodes were inlined from: "batched_nms" of
-// "torchvision.ops.boxes".
-struct FunctionFrame {
-    std::string name;
-    std::string where; // the Python module that defines it
-    bool operator==(const FunctionFrame& other) const {
-        return name == other.name && where == other.where;
-    }
-};
-
-// "torchvision.ops.boxes" from "__torch__.torchvision.ops.boxes" (or from the code file's path
-// with dots), without the "___torch_mangle_N" parts PyTorch adds to names it saved twice.
-std::string pythonModule(const std::string& dotted) {
-    std::string out;
-    std::istringstream parts(dotted);
-    for (std::string part; std::getline(parts, part, '.');) {
-        if (part == "__torch__" || part.rfind("___torch_mangle_", 0) == 0) {
-            continue;
-        }
-        out += (out.empty() ? "" : ".") + part;
-    }
-    return out;
-}
-
-// Where a node was inlined from: the module path of its call stack (the instance names of its
-// frames, without the frames that have none and without SELF, a module calling its own method),
-// and the free functions called after the innermost module frame, outermost first.
-// `step(path, name)` gives the path one frame deeper (the Builder resolves a module reached
-// through a container).
-struct CallSite {
-    bool known = false; // the node has a call stack
-    std::string path;
-    std::vector<FunctionFrame> functions;
-};
-
-CallSite callSite(const Node* node,
-                  const std::function<std::string(const std::string&, const std::string&,
-                                                  const c10::ClassType*)>& step) {
-    CallSite site;
-    const auto stack = node->callstack();
-    if (!stack) {
-        return site;
-    }
-    site.known = true;
-    bool anchored = false; // a module frame came first
-    for (const auto& entry : (*stack)->vec()) {
-        const auto& instance = std::get<torch::jit::kModuleInstanceInfo>(entry);
-        if (!instance) {
-            const torch::jit::Function* fn = std::get<0>(entry);
-            if (fn) {
-                site.functions.push_back({fn->name(), pythonModule(fn->qualname().prefix())});
-            }
-            continue;
-        }
-        const std::string& name = instance->instance_name();
-        if (name == "SELF" && site.path.empty() && !anchored) {
-            // PyTorch 1.13 cuts some stacks short: one that starts with a module calling its
-            // own method starts at that module, known by its class.
-            site.path = step("", name, instance->class_type().get());
-        }
-        anchored = true;
-        if (name.empty() || name == "SELF") {
-            continue;
-        }
-        site.path = step(site.path, name, instance->class_type().get());
-        site.functions.clear();
-    }
-    return site;
-}
-
 struct ModuleFacts {
     std::string type; // "BasicBlock"
     int64_t parameters = 0;
@@ -142,61 +67,8 @@ public:
         : owner_(owner)
         , ownerPath_(ownerPath)
         , model_(model)
-        , order_(order) {
-        for (const auto& entry : owner_.named_modules()) {
-            modules_.emplace(joinPath(ownerPath_, entry.name), entry.value);
-        }
-    }
-
-    // `name` called from the module at `path` (both relative to the graph's module), an instance
-    // of `type`. A module reached through a container that has no frame of its own
-    // (`for layer in self.layers` over a ModuleList names the call "0", not "layers.0") is the
-    // child of `path` that holds it: the one of that type where several hold a `name` (SSDlite's
-    // backbone has features.0 and extra.0). Every node inside a layer asks the same question:
-    // the answers are kept. A `name` of SELF from nowhere: the only instance of `type`.
-    const std::string& stepPath(const std::string& path, const std::string& name,
-                                const c10::ClassType* type) {
-        const auto key = std::make_tuple(path, name, type);
-        if (const auto known = steps_.find(key); known != steps_.end()) {
-            return known->second;
-        }
-        const auto isModule = [this](const std::string& p) {
-            return modules_.count(joinPath(ownerPath_, p)) > 0;
-        };
-        if (name == "SELF") { // the only instance of the type, relative to the graph's module
-            std::string only;
-            int count = 0;
-            for (const auto& [at, module] : modules_) {
-                if (module.type().get() == type && count++ == 0) {
-                    only = ownerPath_.empty() || at == ownerPath_
-                               ? (at == ownerPath_ ? "" : at)
-                               : at.substr(ownerPath_.size() + 1);
-                }
-            }
-            return steps_.emplace(key, count == 1 ? only : std::string()).first->second;
-        }
-        std::string next = joinPath(path, name);
-        const auto module = modules_.find(joinPath(ownerPath_, path));
-        if (!isModule(next) && module != modules_.end()) {
-            std::vector<std::string> holders, ofType;
-            for (const auto& child : module->second.named_children()) {
-                const std::string held = joinPath(joinPath(path, child.name), name);
-                const auto found = modules_.find(joinPath(ownerPath_, held));
-                if (found != modules_.end()) {
-                    holders.push_back(held);
-                    if (found->second.type().get() == type) {
-                        ofType.push_back(held);
-                    }
-                }
-            }
-            if (holders.size() == 1) {
-                next = holders.front();
-            } else if (ofType.size() == 1) {
-                next = ofType.front();
-            }
-        }
-        return steps_.emplace(key, std::move(next)).first->second;
-    }
+        , order_(order)
+        , sites_(owner, ownerPath) {}
 
     void build(torch::jit::Graph& graph) {
         std::istringstream text(graph.toString());
@@ -238,11 +110,10 @@ private:
             return it->second;
         }
         ModuleFacts f;
-        const auto module = modules_.find(path);
-        if (module != modules_.end()) {
-            const auto& name = module->second.type()->name();
-            f.type = name ? name->name() : module->second.type()->str();
-            for (const auto& p : module->second.parameters(/*recurse=*/true)) {
+        if (const torch::jit::Module* module = sites_.module(path)) {
+            const auto& name = module->type()->name();
+            f.type = name ? name->name() : module->type()->str();
+            for (const auto& p : module->parameters(/*recurse=*/true)) {
                 f.parameters += p.numel();
             }
         }
@@ -432,129 +303,6 @@ private:
         return "";
     }
 
-    // What the serialized code says of the function that made a node: the Python module of its
-    // code file, and the class (the nearest "class X(Module):" above the line) or, for a free
-    // function, the `def` at the left margin above it. Empty when the source is unknown.
-    struct CodeFacts {
-        std::string file;      // the code file, dotted ("__torch__.torchvision.ops.boxes")
-        std::string where;     // the Python module ("torchvision.ops.boxes")
-        std::string className; // "TransformerEncoder"; "" for a free function
-        std::string function;  // the free function's name
-    };
-    CodeFacts codeFacts(Node* node) {
-        CodeFacts facts;
-        const auto& range = node->sourceRange();
-        const auto source = range.source();
-        if (!source || !source->filename()) {
-            return facts;
-        }
-        std::string file = *source->filename();
-        const std::string prefix = "code/";
-        if (file.compare(0, prefix.size(), prefix) != 0 || file.size() < 3 ||
-            file.compare(file.size() - 3, 3, ".py") != 0) {
-            return facts;
-        }
-        // The class and free-function lines of each code file, by offset, found once.
-        auto cached = definitions_.find(source.get());
-        if (cached == definitions_.end()) {
-            std::vector<std::pair<size_t, std::string>> lines;
-            const std::string text = source->text_str().str();
-            for (size_t begin = 0; begin < text.size();) {
-                const size_t end = std::min(text.find('\n', begin), text.size());
-                if (text.compare(begin, 6, "class ") == 0 || text.compare(begin, 4, "def ") == 0) {
-                    lines.emplace_back(begin, text.substr(begin, end - begin));
-                }
-                begin = end + 1;
-            }
-            cached = definitions_.emplace(source.get(), std::move(lines)).first;
-        }
-        const auto& lines = cached->second;
-        const size_t at = range.start();
-        auto above =
-            std::upper_bound(lines.begin(), lines.end(), at,
-                             [](size_t offset, const auto& line) { return offset < line.first; });
-        if (above != lines.begin()) {
-            const std::string& line = std::prev(above)->second;
-            if (line.compare(0, 6, "class ") == 0) {
-                facts.className = line.substr(6, line.find_first_of("(:", 6) - 6);
-            } else {
-                facts.function = line.substr(4, line.find('(', 4) - 4);
-            }
-        }
-        facts.file = file.substr(prefix.size(), file.size() - prefix.size() - 3);
-        std::replace(facts.file.begin(), facts.file.end(), '/', '.');
-        facts.where = pythonModule(facts.file);
-        return facts;
-    }
-
-    // The instances of a class (by its qualified name as saved, mangling included), as module
-    // paths from the model's root.
-    const std::vector<std::string>& instancesOf(const std::string& qualified) {
-        if (instances_.empty()) {
-            for (const auto& [path, module] : modules_) {
-                instances_[module.type()->str()].push_back(path);
-            }
-        }
-        static const std::vector<std::string> none;
-        const auto it = instances_.find(qualified);
-        return it == instances_.end() ? none : it->second;
-    }
-
-    // The module a node without a module in its call stack is drawn in (see walk); nullopt where
-    // neither its code nor what it reads tells.
-    std::optional<std::string> placeWithoutStack(Node* node, const CodeFacts& code) {
-        const std::string reads = readsModule(node);
-        if (code.className.empty()) { // a free function's: in the module it reads from
-            return reads.empty() ? std::nullopt : std::optional<std::string>(reads);
-        }
-        const auto& instances = instancesOf(code.file + "." + code.className);
-        if (instances.size() == 1) { // the class's only instance, the graph's module included
-            return instances.front();
-        }
-        // Several instances: the one whose attributes (or whose submodules') it reads.
-        for (const std::string& path : instances) {
-            if (reads == path || reads.rfind(path + ".", 0) == 0) {
-                return path;
-            }
-        }
-        return std::nullopt;
-    }
-
-    // For a node of a free function that neither its code's class nor what it reads places (an
-    // `if` of F.batch_norm whose module came out of a list): the module of the next nodes of the
-    // same function that have a call stack (the rest of that call), within a few nodes.
-    std::optional<std::string> calledFrom(Node* node, const CodeFacts& code) {
-        if (!code.className.empty() || code.function.empty()) {
-            return std::nullopt;
-        }
-        const FunctionFrame frame{code.function, code.where};
-        int looked = 0;
-        for (Node* next = node->next(); next->kind() != c10::prim::Return && looked < 64;
-             next = next->next(), ++looked) {
-            const auto stack = next->callstack();
-            if (!stack) {
-                continue;
-            }
-            bool calls = false; // the function among its frames (cheap: no paths yet)
-            for (const auto& entry : (*stack)->vec()) {
-                const torch::jit::Function* fn = std::get<0>(entry);
-                calls = calls || (fn && fn->name() == code.function);
-            }
-            if (!calls) {
-                continue;
-            }
-            const CallSite site = callSite(
-                next, [this](const std::string& path, const std::string& name,
-                             const c10::ClassType* type) { return stepPath(path, name, type); });
-            if (site.known && !site.path.empty() &&
-                std::find(site.functions.begin(), site.functions.end(), frame) !=
-                    site.functions.end()) {
-                return joinPath(ownerPath_, site.path);
-            }
-        }
-        return std::nullopt;
-    }
-
     void resolveGetAttr(const Node* node) {
         const auto it = resolved_.find(node->input(0));
         Resolved r;
@@ -610,9 +358,7 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            const CallSite site = callSite(
-                node, [this](const std::string& path, const std::string& name,
-                             const c10::ClassType* type) { return stepPath(path, name, type); });
+            const CallSite site = sites_.callSite(node);
             n.module = joinPath(ownerPath_, site.path);
             // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
             // blocks) inside inlined calls, and cuts others short: BatchNorm's
@@ -623,17 +369,17 @@ private:
             std::string placed = n.module;
             std::vector<FunctionFrame> functions = site.functions;
             bool exact = site.known;
-            const CodeFacts code = codeFacts(node);
+            const CodeFacts code = sites_.codeFacts(node);
             if (site.path.empty()) {
-                if (const auto module = placeWithoutStack(node, code)) {
+                if (const auto module = sites_.placeWithoutStack(code, readsModule(node))) {
                     placed = *module;
-                } else if (const auto later = calledFrom(node, code)) {
+                } else if (const auto later = sites_.calledFrom(node, code)) {
                     placed = *later;
                 }
             } else if (site.functions.empty() && code.className.empty() && !code.function.empty()) {
                 // A free function's node whose stack was cut short below its module (1.13): the
                 // module of the rest of the call, if it is inside this one.
-                const auto later = calledFrom(node, code);
+                const auto later = sites_.calledFrom(node, code);
                 if (later && later->rfind(placed.empty() ? "" : placed + ".", 0) == 0) {
                     placed = *later;
                 }
@@ -731,74 +477,11 @@ private:
     std::map<std::pair<int, std::string>, int> moduleGroups_;
     std::unordered_map<int, int> lastFunction_; // per group: the call its last node was in
     std::unordered_map<int, int> lastPlaced_;   // per block: the group its last node went into
-    std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
-    std::map<std::tuple<std::string, std::string, const c10::ClassType*>, std::string>
-        steps_;                                                 // stepPath's answers
-    std::map<std::string, std::vector<std::string>> instances_; // module paths by qualified type
-    std::map<const torch::jit::Source*, std::vector<std::pair<size_t, std::string>>> definitions_;
+    CallSites sites_;
     std::map<std::string, ModuleFacts> facts_;
     std::vector<std::string> irLines_;
     size_t irCursor_ = 0;
 };
-
-// A function group of one or two nodes, or one that is all its module holds, says less than the
-// nodes themselves (F.relu, a Dropout that only calls F.dropout): its contents go to its parent.
-void foldSmallFunctions(GraphModel& model) {
-    const size_t count = model.groups.size();
-    std::vector<int> direct(count, 0), total(count, 0), children(count, 0);
-    for (const GraphNode& n : model.nodes) {
-        ++direct[static_cast<size_t>(n.group)];
-    }
-    total = direct;
-    for (size_t g = count; g-- > 1;) { // children come after their parents
-        const auto parent = static_cast<size_t>(model.groups[g].parent);
-        total[parent] += total[g];
-        ++children[parent];
-    }
-    std::vector<int> into(count, -1); // a folded group: the group its contents go to
-    for (const bool sole : {false, true}) {
-        for (size_t g = count; g-- > 1;) {
-            const GraphGroup& group = model.groups[g];
-            if (group.kind != GraphGroup::Kind::Function || into[g] >= 0) {
-                continue;
-            }
-            const auto parent = static_cast<size_t>(group.parent);
-            const bool inModule = model.groups[parent].kind == GraphGroup::Kind::Module;
-            if (sole ? inModule && direct[parent] == 0 && children[parent] == 1 : total[g] < 3) {
-                into[g] = group.parent;
-                direct[parent] += direct[g];
-                children[parent] += children[g] - 1;
-            }
-        }
-    }
-    std::vector<int> renumbered(count, -1);
-    std::vector<GraphGroup> kept;
-    for (size_t g = 0; g < count; ++g) {
-        int target = static_cast<int>(g);
-        while (into[static_cast<size_t>(target)] >= 0) {
-            target = into[static_cast<size_t>(target)];
-        }
-        if (target != static_cast<int>(g)) {
-            renumbered[g] = renumbered[static_cast<size_t>(target)]; // a parent: already numbered
-            continue;
-        }
-        GraphGroup group = model.groups[g];
-        group.id = static_cast<int>(kept.size());
-        if (group.parent >= 0) {
-            group.parent = renumbered[static_cast<size_t>(group.parent)];
-            group.depth = kept[static_cast<size_t>(group.parent)].depth + 1;
-        }
-        renumbered[g] = group.id;
-        kept.push_back(std::move(group));
-    }
-    if (kept.size() == count) {
-        return;
-    }
-    for (GraphNode& n : model.nodes) {
-        n.group = renumbered[static_cast<size_t>(n.group)];
-    }
-    model.groups = std::move(kept);
-}
 
 } // namespace
 
@@ -829,74 +512,6 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
     foldSmallFunctions(model);
     markRepeatedGroups(model);
     return model;
-}
-
-std::map<std::string, std::string> recordValueShapes(const torch::jit::Module& owner,
-                                                     const torch::jit::Method& method,
-                                                     const std::vector<c10::IValue>& inputs) {
-    auto graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
-    torch::jit::Inline(*graph); // the same copy and inlining as buildGraphModel: the same names
-    auto record = torch::jit::ProfilingRecord::instrumentGraph(graph);
-    std::shared_ptr<torch::jit::Graph> profiled = record->profiled_graph_;
-    torch::jit::Code code(profiled, method.name());
-    torch::jit::Stack stack;
-    stack.push_back(owner._ivalue());
-    stack.insert(stack.end(), inputs.begin(), inputs.end());
-    // The arguments left out take their defaults, as a call of the method would give them.
-    method.function().getSchema().checkAndNormalizeInputs(stack, {});
-    torch::jit::InterpreterState(code).run(stack);
-    std::map<std::string, std::string> shapes;
-    auto tensorShape = [](const c10::IValue& v) -> std::string {
-        if (!v.isTensor() || !v.toTensor().defined()) {
-            return "";
-        }
-        std::string text;
-        for (const int64_t size : v.toTensor().sizes()) {
-            text += (text.empty() ? "" : "x") + std::to_string(size);
-        }
-        return text.empty() ? "scalar" : text;
-    };
-    // The graph's own inputs and outputs have no profiled use: their values tell.
-    const auto graphInputs = profiled->inputs();
-    for (size_t i = 0; i < inputs.size() && i + 1 < graphInputs.size(); ++i) {
-        if (const std::string shape = tensorShape(inputs[i]); !shape.empty()) {
-            shapes.emplace(graphInputs[i + 1]->debugName(), shape);
-        }
-    }
-    // (By the uninstrumented copy's names: the instrumented graph may return profiled copies.)
-    const auto graphOutputs = graph->outputs();
-    for (size_t i = 0; i < graphOutputs.size() && i < stack.size(); ++i) {
-        if (const std::string shape = tensorShape(stack[i]); !shape.empty()) {
-            shapes.emplace(graphOutputs[i]->debugName(), shape);
-        }
-    }
-    std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* block) {
-        for (Node* node : block->nodes()) {
-            for (torch::jit::Block* inner : node->blocks()) {
-                walk(inner);
-            }
-            if (node->kind() != c10::prim::profile ||
-                !node->hasAttribute(c10::attr::profiled_type)) {
-                continue;
-            }
-            const auto type = node->ty(c10::attr::profiled_type)->cast<c10::TensorType>();
-            const auto sizes = type ? type->symbolic_sizes().sizes() : c10::nullopt;
-            if (!sizes) {
-                continue;
-            }
-            std::string text;
-            for (const auto& dim : *sizes) {
-                text += (text.empty() ? "" : "x") +
-                        (dim.is_static() ? std::to_string(dim.static_size()) : std::string("?"));
-            }
-            if (text.empty()) {
-                text = "scalar";
-            }
-            shapes.emplace(node->input(0)->debugName(), text);
-        }
-    };
-    walk(profiled->block());
-    return shapes;
 }
 
 } // namespace scriptscope::detail
