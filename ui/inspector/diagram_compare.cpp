@@ -132,8 +132,7 @@ QString GraphDiagram::comparisonText() const {
         return QString();
     }
     const auto name = [this](int group) {
-        const GraphGroup& g = graph_->groups[static_cast<size_t>(group)];
-        return q(g.module.empty() ? g.label : g.module).toHtmlEscaped();
+        return groupName(graph_->groups[static_cast<size_t>(group)]).toHtmlEscaped();
     };
     if (selectedNode_ >= 0) {
         const int other = counterpart(selectedNode_);

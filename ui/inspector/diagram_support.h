@@ -16,6 +16,11 @@ inline QString q(const std::string& s) {
     return QString::fromStdString(s);
 }
 
+// A group by its module path ("layers.3"), or by its label where it has none (the root).
+inline QString groupName(const GraphGroup& g) {
+    return q(g.module.empty() ? g.label : g.module);
+}
+
 // "1 item", "3 items": the count and the word, singular or plural.
 inline QString counted(qsizetype n, const QString& one, const QString& many) {
     return n == 1 ? QString(QStringLiteral("1 ") + one)

@@ -482,12 +482,10 @@ void GraphDiagram::addCompareActions(QMenu& menu, int group) {
             continue;
         }
         const GraphGroup& g = graph_->groups[static_cast<size_t>(at)];
-        QMenu* with =
-            menu.addMenu(tr("Compare %1 with").arg(q(g.module.empty() ? g.label : g.module)));
+        QMenu* with = menu.addMenu(tr("Compare %1 with").arg(groupName(g)));
         for (const int other : same) {
             const GraphGroup& o = graph_->groups[static_cast<size_t>(other)];
-            with->addAction(q(o.module.empty() ? o.label : o.module), this,
-                            [this, at, other] { compareGroups(at, other); });
+            with->addAction(groupName(o), this, [this, at, other] { compareGroups(at, other); });
         }
         return;
     }
@@ -555,7 +553,7 @@ void GraphDiagram::updateInfo() {
                            g.module.empty() ? tr("the root")
                                             : QStringLiteral("<code>%1</code>").arg(esc(g.module)))
                 : QStringLiteral("<b>%1</b> · %2 · ")
-                      .arg(esc(g.module.empty() ? g.label : g.module), esc(g.type));
+                      .arg(groupName(g).toHtmlEscaped(), esc(g.type));
         text += tr("double-click to expand");
         QString ms;
         if (itemMs(selectedItem_, &ms) > 0) {

@@ -5,16 +5,12 @@
 #include "torch_values.h"
 
 #include <torch/csrc/jit/ir/constants.h>
-#include <torch/csrc/jit/ir/scope.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
 #include <algorithm>
-#include <functional>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
