@@ -56,6 +56,8 @@ int fail(const Options& o, const Error& error) {
         return kExitCrashed;
     case ErrorKind::NeedsNewerLibTorch:
         return kExitNeedsNewerLibTorch;
+    case ErrorKind::OperatorLibrary:
+        return kExitOperatorLibrary;
     default:
         return kExitError;
     }
@@ -92,10 +94,12 @@ nlohmann::json outputJson(const OutputValue& v) {
         j["shape"] = v.shape;
         j["dtype"] = v.dtype;
         j["device"] = v.device;
-        j["min"] = v.min;
-        j["max"] = v.max;
-        j["mean"] = v.mean;
-        j["std"] = v.stddev;
+        // Over the finite values; null where there are none (all NaN or Inf).
+        const bool anyFinite = v.numel > v.nanCount + v.infCount;
+        j["min"] = anyFinite ? nlohmann::json(v.min) : nlohmann::json();
+        j["max"] = anyFinite ? nlohmann::json(v.max) : nlohmann::json();
+        j["mean"] = anyFinite ? nlohmann::json(v.mean) : nlohmann::json();
+        j["std"] = anyFinite ? nlohmann::json(v.stddev) : nlohmann::json();
         j["nan"] = v.nanCount;
         j["inf"] = v.infCount;
         j["preview"] = v.preview;
@@ -117,9 +121,11 @@ void printOutput(const OutputValue& v, int depth) {
     std::cout << indent << key;
     if (v.kind == OutputValue::Kind::Tensor) {
         std::cout << "Tensor" << formatShape(v.shape) << " " << v.dtype << " on " << v.device;
-        if (v.numel > 0) {
+        if (v.numel > v.nanCount + v.infCount) {
             std::cout << "  min " << v.min << "  max " << v.max << "  mean " << v.mean << "  std "
                       << v.stddev;
+        } else if (v.numel > 0) {
+            std::cout << "  no finite value";
         }
         if (v.nanCount || v.infCount) {
             std::cout << "  NaN " << v.nanCount << "  Inf " << v.infCount;
@@ -141,11 +147,6 @@ void printOutput(const OutputValue& v, int depth) {
 }
 
 Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode) {
-    for (const auto& library : o.opLibraries) {
-        if (auto error = session.loadOperatorLibrary(library)) {
-            return *error;
-        }
-    }
     LoadOptions options;
     options.includeCode = includeCode;
     return session.load(o.positional[0], options);
@@ -286,14 +287,18 @@ int commandDevices(const Options& o) {
 
 int execute(const Options& o) {
     try {
-        if (o.command == "info") {
-            // Operator libraries change which operators count as registered.
-            Session session;
+        // Every command loads the libraries first, each checked against this LibTorch (they
+        // change which operators count as registered); one that cannot be loaded is an error of
+        // its own (kExitOperatorLibrary), naming it.
+        if (o.command != "warp") {
+            Session libraries;
             for (const auto& library : o.opLibraries) {
-                if (auto error = session.loadOperatorLibrary(library)) {
+                if (auto error = libraries.loadOperatorLibrary(library)) {
                     return fail(o, *error);
                 }
             }
+        }
+        if (o.command == "info") {
             return commandInfo(o);
         }
         if (o.command == "tree") {

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -39,6 +40,14 @@ ChildOutcome runIsolated(const std::string& program, const std::vector<std::stri
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) {
             ::_exit(127);
+        }
+        if (limits.quiet) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            if (null >= 0) {
+                ::dup2(null, STDOUT_FILENO);
+                ::dup2(null, STDERR_FILENO);
+                ::close(null);
+            }
         }
         applyMemoryLimit(limits.memoryBytes);
         if (const std::string options = sanitizerMemoryOptions(limits.memoryBytes);

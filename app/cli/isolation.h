@@ -11,6 +11,7 @@ namespace scriptscope::cli {
 struct Limits {
     double timeoutSeconds = 300;
     uint64_t memoryBytes = 0; // address-space limit of the child; 0: none
+    bool quiet = false;       // the child's stdout and stderr go to /dev/null
 };
 
 struct ChildOutcome {
@@ -22,7 +23,7 @@ struct ChildOutcome {
 
 // Starts `program arguments...` with the limits applied, waits for it at most
 // limits.timeoutSeconds, and kills it (and so everything it started) past that. The child shares
-// stdout and stderr.
+// stdout and stderr unless limits.quiet.
 ChildOutcome runIsolated(const std::string& program, const std::vector<std::string>& arguments,
                          const Limits& limits);
 

@@ -45,6 +45,24 @@ int becomeEngine(const std::string& engine, const std::vector<std::string>& argu
     return kExitCrashed;
 }
 
+// After a crash of a command given operator libraries: each library loaded alone, in a quiet child
+// of its own; the first that crashes that child too is the culprit (empty: none did).
+std::string crashingLibrary(const std::string& engine, const Options& o, int* signal) {
+    for (const auto& library : o.opLibraries) {
+        Limits limits;
+        limits.timeoutSeconds = 60;
+        limits.memoryBytes = o.memoryLimit;
+        limits.quiet = true;
+        const ChildOutcome alone = runIsolated(
+            engine, {"devices", "--op-library", library, "--in-process", "--supervised"}, limits);
+        if (alone.kind == ChildOutcome::Kind::Signaled) {
+            *signal = alone.signal;
+            return library;
+        }
+    }
+    return {};
+}
+
 int supervise(const std::string& engine, const Options& o, const std::vector<std::string>& args) {
     std::vector<std::string> childArgs = args;
     childArgs.push_back("--in-process");
@@ -77,6 +95,17 @@ int supervise(const std::string& engine, const Options& o, const std::vector<std
             // The reader of our output went away (`| head`): end the same way, quietly.
             std::signal(SIGPIPE, SIG_DFL);
             std::raise(SIGPIPE);
+        }
+        if (outcome.signal != SIGKILL) {
+            int signal = 0;
+            if (const std::string library = crashingLibrary(engine, o, &signal); !library.empty()) {
+                std::cerr << "scriptscope-cli: " << what << " crashed the worker process with "
+                          << describeSignal(outcome.signal)
+                          << " while loading the operator library '" << library
+                          << "' (loaded alone, it crashes too with " << describeSignal(signal)
+                          << "): it is damaged or was built for another LibTorch\n";
+                return kExitOperatorLibrary;
+            }
         }
         std::cerr << "scriptscope-cli: " << what << " crashed the worker process with "
                   << describeSignal(outcome.signal)

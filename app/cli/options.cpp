@@ -58,7 +58,8 @@ specs). The options above may come before or after the command.
 
 Exit status: 0 success; 1 bad input or model error; 2 usage error; 3 the work crashed or hit the
 memory limit; 4 the work timed out; 5 the archive was saved by a newer PyTorch and calls operators
-this LibTorch does not have.)";
+this LibTorch does not have; 6 an --op-library cannot be loaded (missing, not a library, built for
+another LibTorch, or crashing when loaded; the message names it).)";
 
 const char* const kInfoFooter =
     R"(Reads records, serialization version, extra files, operators used and whether each is
@@ -418,9 +419,9 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("VIDEO|FOLDER");
     run->add_option("--task", o.task,
                     "What the output is: auto, detection, segmentation,\n"
-                    "classification, page or none")
-        ->check(
-            CLI::IsMember({"auto", "none", "classification", "detection", "segmentation", "page"}))
+                    "classification, page, flow or none")
+        ->check(CLI::IsMember(
+            {"auto", "none", "classification", "detection", "segmentation", "page", "flow"}))
         ->capture_default_str();
     run->add_option("--labels", o.labels,
                     "Class names: imagenet, coco, voc (built in) or a file\n"

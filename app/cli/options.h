@@ -19,6 +19,8 @@ constexpr int kExitUsage = 2;
 constexpr int kExitCrashed = 3;
 constexpr int kExitTimedOut = 4;
 constexpr int kExitNeedsNewerLibTorch = 5;
+// An --op-library that cannot be loaded (missing, built for another LibTorch, crashing).
+constexpr int kExitOperatorLibrary = 6;
 
 const char* const kProgram = "scriptscope-cli";
 

@@ -700,6 +700,11 @@ QCborMap toCbor(const ModelInfo& info) {
     put(m, "methodCount", qint64(info.methodCount));
     put(m, "torchVersion", text(info.torchVersion));
     put(m, "loadMilliseconds", info.loadMilliseconds);
+    QCborArray refused;
+    for (const auto& [library, why] : info.refusedLibraries) {
+        refused.append(QCborArray{text(library), text(why)});
+    }
+    put(m, "refusedLibraries", refused);
     return m;
 }
 
@@ -717,6 +722,11 @@ ModelInfo modelInfoFromCbor(const QCborMap& m) {
     info.methodCount = static_cast<uint64_t>(integer(m, "methodCount"));
     info.torchVersion = text(m, "torchVersion");
     info.loadMilliseconds = real(m, "loadMilliseconds");
+    for (const auto& v : array(m, "refusedLibraries")) {
+        const QCborArray pair = v.toArray();
+        info.refusedLibraries.emplace_back(pair.at(0).toString().toStdString(),
+                                           pair.at(1).toString().toStdString());
+    }
     return info;
 }
 

@@ -83,13 +83,21 @@ public:
             send(make(MessageType::ProbeResult, m.id, toCbor(probeArchive(str("path")))));
             return true;
         case MessageType::Load: {
+            // The libraries the GUI remembers, each on its own before the archive (a crash in one
+            // is told apart by the "library" stage). One that cannot be loaded here (built for
+            // another LibTorch, gone) does not keep the model from opening: it is reported.
+            std::vector<std::pair<std::string, std::string>> refused;
             for (const auto& library : m.body.value(QLatin1String("op_libraries")).toArray()) {
-                progress(m.id, "library", library.toString().toStdString());
-                if (auto error = session_->loadOperatorLibrary(library.toString().toStdString())) {
-                    fail(m.id, *error);
-                    return true;
+                const std::string path = library.toString().toStdString();
+                progress(m.id, "library", path);
+                if (auto error = session_->loadOperatorLibrary(path)) {
+                    refused.emplace_back(path, error->message);
                 }
             }
+            const auto withRefused = [&](ModelInfo info) {
+                info.refusedLibraries = refused;
+                return info;
+            };
             progress(m.id, "loading", str("path"));
             exported_.reset();
             compiled_ = std::make_unique<CompiledModel>();
@@ -104,7 +112,7 @@ public:
                 }
                 session_ = std::make_unique<Session>();
                 exported_ = std::move(exported).value();
-                send(make(MessageType::ModelInfo, m.id, toCbor(exported_->info())));
+                send(make(MessageType::ModelInfo, m.id, toCbor(withRefused(exported_->info()))));
                 return true;
             }
             LoadOptions options;
@@ -113,9 +121,13 @@ public:
             }
             const auto model = session_->load(str("path"), options);
             if (model) {
-                send(make(MessageType::ModelInfo, m.id, toCbor(*model)));
+                send(make(MessageType::ModelInfo, m.id, toCbor(withRefused(*model))));
             } else {
-                fail(m.id, model.error());
+                Error error = model.error();
+                for (const auto& [library, why] : refused) {
+                    error.message += " (" + why + ")";
+                }
+                fail(m.id, error);
             }
             return true;
         }

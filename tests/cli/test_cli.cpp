@@ -255,7 +255,7 @@ private Q_SLOTS:
              {missingLibrary + QStringList{QStringLiteral("tree"), fx("rich.pt")},
               QStringList{QStringLiteral("tree"), fx("rich.pt")} + missingLibrary}) {
             const auto r = cli(arguments);
-            QCOMPARE(r.exitCode, 1);
+            QCOMPARE(r.exitCode, 6); // an operator library's own status
             QVERIFY2(r.err.find("cannot load the operator library") != std::string::npos,
                      r.err.c_str());
         }
@@ -719,10 +719,6 @@ private Q_SLOTS:
             << QStringList{QStringLiteral("run"), fx("hardcoded_cuda.pt"),
                            QStringLiteral("--input"), QStringLiteral("ones:2")}
             << QStringLiteral("the model's code uses CUDA");
-        QTest::newRow("missing op library")
-            << QStringList{QStringLiteral("tree"), fx("rich.pt"), QStringLiteral("--op-library"),
-                           fx("libnope.so")}
-            << QStringLiteral("cannot load the operator library");
     }
 
     void runErrors() {
@@ -1440,8 +1436,9 @@ private Q_SLOTS:
                  QStringLiteral("--input"), images, QStringLiteral("--iters"), QStringLiteral("1"),
                  QStringLiteral("--task"), QStringLiteral("detection")},
                 300000);
-        QVERIFY(r.out.find("Task        detection: 600 objects in 2 images (names: COCO)") !=
-                std::string::npos);
+        QVERIFY2(r.out.find("Task        detection: 600 objects in 2 images (the output's [1]) "
+                            "(names: COCO)") != std::string::npos,
+                 r.out.c_str());
     }
 
     void renderSegmentationAndClassification() {

@@ -233,8 +233,9 @@ private Q_SLOTS:
         Session session;
         const auto error = session.loadOperatorLibrary(fixture("no-such-library.so"));
         QVERIFY(error.has_value());
-        QCOMPARE(error->kind, ErrorKind::File);
+        QCOMPARE(error->kind, ErrorKind::OperatorLibrary);
         QVERIFY(error->message.find("no-such-library.so") != std::string::npos);
+        QCOMPARE(error->library, fixture("no-such-library.so"));
     }
 };
 

@@ -417,8 +417,9 @@ bool WorkerClient::handle(Decoded decoded) {
     }
     switch (m.type) {
     case MessageType::Progress:
-        Q_EMIT progress(m.id, m.body.value(QLatin1String("stage")).toString(),
-                        m.body.value(QLatin1String("detail")).toString());
+        running_.stage = m.body.value(QLatin1String("stage")).toString();
+        running_.stageDetail = m.body.value(QLatin1String("detail")).toString();
+        Q_EMIT progress(m.id, running_.stage, running_.stageDetail);
         return true;
     case MessageType::ModelInfo: {
         const auto info = modelInfoFromCbor(m.body);
@@ -546,6 +547,20 @@ void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
                 "LibTorch).")
                 .arg(what)
                 .arg(timeout_.interval() / 1000));
+    } else if (status == QProcess::CrashExit && running_.stage == QLatin1String("library")) {
+        // Loaded on its own before the archive: the library's own initialisers crashed.
+        Error error(ErrorKind::OperatorLibrary,
+                    QStringLiteral("The worker crashed with %1 while loading the operator library "
+                                   "%2, before the archive: the library is damaged or was built "
+                                   "for another LibTorch. File > Operator Libraries forgets it. "
+                                   "Everything you had open is kept; the next request starts a "
+                                   "new worker.")
+                        .arg(QString::fromStdString(describeSignal(exitCode)), running_.stageDetail)
+                        .toStdString());
+        error.library = running_.stageDetail.toStdString();
+        const quint64 id = pending_;
+        finishPending();
+        Q_EMIT failed(id, error);
     } else if (status == QProcess::CrashExit) {
         // On a crash, QProcess reports the signal that ended the process as its exit code.
         failPending(ErrorKind::Crashed,

@@ -118,6 +118,10 @@ private:
         QCborMap body;
         int timeoutMs = 0;
         QString what; // "loading '/path/model.pt'", for messages
+        // The worker's last progress stage for it ("library", "loading") and its detail (the
+        // library's path): a crash in an operator library's initialisers is blamed on it.
+        QString stage;
+        QString stageDetail;
     };
 
     // Requests run one at a time, in order; a newer request replaces a queued one of the same kind.

@@ -24,6 +24,9 @@ enum class ErrorKind {
     // The archive calls a PyTorch operator (aten::, prim::) this LibTorch does not have: it was
     // saved by a newer PyTorch, and a ScriptScope built on one opens it.
     NeedsNewerLibTorch,
+    // An operator library that cannot be loaded here: missing, not a library, built for another
+    // LibTorch, or its own initialisers failed. Error::library names it.
+    OperatorLibrary,
 };
 
 const char* toString(ErrorKind kind);
@@ -40,7 +43,8 @@ struct Error {
     std::string details; // the full text behind it (LibTorch's tracebacks), when there is more
     // The operator behind a MissingOperator error ("torchvision::nms"), so a GUI can offer a fix.
     std::string operatorName;
-    // For a MissingOperator error: a library on this machine known to define it, or empty.
+    // For a MissingOperator error: a library on this machine known to define it, or empty; for
+    // an OperatorLibrary error, the library that could not be loaded.
     std::string library;
 };
 

@@ -151,6 +151,9 @@ struct ModelInfo {
     uint64_t methodCount = 0;
     std::string torchVersion; // of the LibTorch that loaded it
     double loadMilliseconds = 0;
+    // Remembered operator libraries that were not loaded (built for another LibTorch, missing,
+    // failing): the library's path and why. The model was opened without them.
+    std::vector<std::pair<std::string, std::string>> refusedLibraries;
 
     // Fills the totals from each module's own parameters and buffers: every module's
     // totalParameterCount and totalBytes (its submodules' included), and the model's counts.

@@ -37,6 +37,8 @@ const char* toString(ErrorKind kind) {
         return "internal";
     case ErrorKind::NeedsNewerLibTorch:
         return "needs-newer-libtorch";
+    case ErrorKind::OperatorLibrary:
+        return "operator-library";
     }
     return "internal";
 }

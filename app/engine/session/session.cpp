@@ -1,5 +1,6 @@
 #include "engine.h"
 #include "graph_builder.h"
+#include "library_check.h"
 #include "probe.h"
 #include "session_internal.h"
 #include "stats.h"
@@ -668,13 +669,22 @@ bool Session::loaded() const {
 }
 
 Status Session::loadOperatorLibrary(const std::string& path) {
+    const auto refused = [&](const std::string& why) {
+        Error error{ErrorKind::OperatorLibrary,
+                    "cannot load the operator library '" + path + "': " + why};
+        error.library = path;
+        return error;
+    };
+    // Built for another LibTorch, it would bring that one in beside this one and crash the
+    // process in its initialisers: refused before it is mapped.
+    const LibraryVerdict verdict = checkOperatorLibrary(path, libtorchVersion());
+    if (!verdict.loadable) {
+        return refused(verdict.reason);
+    }
     // As torch.ops.load_library does: global symbols, so libraries can share them.
     if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
         const char* why = ::dlerror();
-        return Error{ErrorKind::File,
-                     "cannot load the operator library '" + path +
-                         "': " + (why ? why : "unknown error"),
-                     {}};
+        return refused(why ? why : "unknown error");
     }
     return std::nullopt;
 }
