@@ -2,61 +2,48 @@
 
 #include "elided_label.h"
 #include "error_banner.h"
+#include "help_window.h"
 #include "model_workspace.h"
 #include "numerics_panel.h"
+#include "operator_libraries.h"
 #include "run_panel.h"
 #include "safe_preview.h"
 #include "warp_editor.h"
 #include "wheel_guard.h"
 #include "worker_client.h"
 
-#include <QUndoStack>
-
 #include <format.h>
 
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
-#include <QCheckBox>
 #include <QCloseEvent>
-#include <QComboBox>
-#include <QDialog>
-#include <QDialogButtonBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
-#include <QFormLayout>
 #include <QFrame>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QImageReader>
 #include <QJsonDocument>
 #include <QLabel>
-#include <QLineEdit>
-#include <QListWidget>
 #include <QLocale>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
-#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScreen>
 #include <QSettings>
-#include <QSortFilterProxyModel>
-#include <QSpinBox>
-#include <QSplitter>
-#include <QStackedWidget>
-#include <QStandardItemModel>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTime>
 #include <QTimer>
-#include <QTreeView>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 #include <map>
+#include <utility>
 
 namespace scriptscope {
 
@@ -85,7 +72,6 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     modelWorkspace_->restoreSplitterState(
         settings.value(QStringLiteral("window/splitter")).toByteArray());
     applyTheme(settings.value(QStringLiteral("theme"), QStringLiteral("system")).toString());
-    operatorLibraries_ = settings.value(QStringLiteral("operatorLibraries")).toStringList();
     applyLimits();
     updateRecentMenu();
 
@@ -96,6 +82,7 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     connect(watcher_, &QFileSystemWatcher::fileChanged, reloadTimer_, qOverload<>(&QTimer::start));
     connect(reloadTimer_, &QTimer::timeout, this, [this]() {
         if (!currentFile_.isEmpty() && QFileInfo::exists(currentFile_)) {
+            reloadingFromDisk_ = true;
             reload();
         }
     });
@@ -241,6 +228,10 @@ void MainWindow::buildUi() {
     numericsPanel_ = new NumericsPanel(worker_, runPanel_, modelWorkspace_, workspaces_);
     numericsPanel_->setObjectName(QStringLiteral("numericsPanel"));
     workspaces_->addTab(numericsPanel_, tr("Numerics"));
+    connect(runPanel_, &RunPanel::firstNonFiniteRequested, this, [this]() {
+        workspaces_->setCurrentWidget(numericsPanel_);
+        numericsPanel_->findFirstNonFinite();
+    });
     connect(numericsPanel_, &NumericsPanel::showModelWorkspace, this,
             [this]() { workspaces_->setCurrentWidget(modelWorkspace_); });
 
@@ -254,6 +245,19 @@ void MainWindow::buildUi() {
     openBannerText_->setWordWrap(true);
     openBannerText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     bannerLayout->addWidget(openBannerText_, 1);
+    // A missing operator is fixed from here too: its library loaded, and the model opened again.
+    openBannerLibrary_ = new QPushButton(tr("Load Operator Library…"), openBanner_);
+    openBannerLibrary_->setObjectName(QStringLiteral("openBannerLibrary"));
+    openBannerLibrary_->hide();
+    connect(openBannerLibrary_, &QPushButton::clicked, this, [this]() {
+        const QString suggested = openBannerLibrary_->property("library").toString();
+        if (suggested.isEmpty()) {
+            chooseOperatorLibrary();
+        } else {
+            addOperatorLibrary(suggested);
+        }
+    });
+    bannerLayout->addWidget(openBannerLibrary_);
     auto* details = new QPushButton(tr("Show in the Model workspace"), openBanner_);
     connect(details, &QPushButton::clicked, this,
             [this]() { workspaces_->setCurrentWidget(modelWorkspace_); });
@@ -267,11 +271,13 @@ void MainWindow::buildUi() {
             openBanner_->hide(); // the Model workspace shows the same message in its banner
         }
     });
+    buildLibraryBanner();
     auto* central = new QWidget(this);
     auto* centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(0);
     centralLayout->addWidget(openBanner_);
+    centralLayout->addWidget(libraryBanner_);
     centralLayout->addWidget(workspaces_, 1);
     setCentralWidget(central);
     connect(warpEditor_, &WarpEditor::sessionChanged, this, [this]() {
@@ -345,6 +351,7 @@ void MainWindow::buildMenus() {
     });
     file->addAction(tr("&Reload"), QKeySequence::Refresh, this, [this]() { reload(); });
     file->addAction(tr("Load Operator &Library…"), this, [this]() { chooseOperatorLibrary(); });
+    file->addAction(tr("Operator Li&braries…"), this, [this]() { editOperatorLibraries(); });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -383,7 +390,23 @@ void MainWindow::buildMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this,
+                    [this]() { showHelp(HelpWindow::kShortcutsPage); });
+    help->addAction(tr("&User Guide"), this, [this]() { showHelp(tr("The inspector")); });
+    help->addSeparator();
     help->addAction(tr("&About ScriptScope"), this, &MainWindow::showAbout);
+
+    // Esc cancels what the worker is doing (a load, a run, a playing source), from anywhere in
+    // the window; bound only while there is something to cancel, so that Esc keeps its other uses.
+    cancelAction_ = new QAction(tr("Cancel"), this);
+    cancelAction_->setShortcut(QKeySequence(Qt::Key_Escape));
+    cancelAction_->setShortcutContext(Qt::WindowShortcut);
+    cancelAction_->setEnabled(false);
+    connect(cancelAction_, &QAction::triggered, this, [this]() {
+        runPanel_->cancel();
+        worker_->cancel();
+    });
+    addAction(cancelAction_);
 }
 
 void MainWindow::openFile(const QString& path) {
@@ -391,7 +414,11 @@ void MainWindow::openFile(const QString& path) {
     pendingFile_ = absolute;
     reselectPath_ = absolute == currentFile_ ? modelWorkspace_->selectedModulePath() : QString();
     setBusy(true, tr("Opening %1").arg(QFileInfo(absolute).fileName()));
-    loadRequest_ = worker_->load(absolute, operatorLibraries_);
+    // The last open's failure is not this one's.
+    if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
+        statusBar()->clearMessage();
+    }
+    loadRequest_ = worker_->load(absolute, operator_libraries::remembered());
 }
 
 void MainWindow::reload() {
@@ -411,6 +438,7 @@ void MainWindow::showModel(const ModelInfo& info) {
         watcher_->addPath(currentFile_);
     }
     addRecent(currentFile_);
+    showRefusedLibraries(info);
     runPanel_->setModel(info);
     numericsPanel_->setModel(info, otherModel);
     {
@@ -421,17 +449,22 @@ void MainWindow::showModel(const ModelInfo& info) {
     }
     setWindowTitle(QStringLiteral("%1 — ScriptScope").arg(QFileInfo(currentFile_).fileName()));
     modelWorkspace_->showModel(info, reselectPath_, otherModel);
-    if (!info.probe.notes.empty()) {
-        QStringList notes;
-        for (const auto& note : info.probe.notes) {
-            notes << q(note);
-        }
-        showStatusMessage(notes.join(QStringLiteral("; ")), 20000);
-    }
-
     openBanner_->hide();
     if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
         statusBar()->clearMessage();
+    }
+    QStringList notes;
+    if (std::exchange(reloadingFromDisk_, false) && !otherModel) {
+        // Saved again from Python: the new model shows, and the person is told why it changed.
+        notes << tr("%1 changed on disk and was reloaded at %2")
+                     .arg(QFileInfo(currentFile_).fileName(),
+                          QLocale().toString(QTime::currentTime(), QLocale::ShortFormat));
+    }
+    for (const auto& note : info.probe.notes) {
+        notes << q(note);
+    }
+    if (!notes.isEmpty()) {
+        showStatusMessage(notes.join(QStringLiteral("; ")), 20000);
     }
     statusFile_->setFullText(
         QStringLiteral("%1 (%2)").arg(currentFile_, q(formatBytes(info.probe.fileSize))));
@@ -445,6 +478,7 @@ void MainWindow::showModel(const ModelInfo& info) {
 }
 
 void MainWindow::showError(const Error& error) {
+    reloadingFromDisk_ = false;
     QString message = q(error.message);
     if (!model_.modules.empty() && pendingFile_ != currentFile_) {
         message += tr("\nStill showing %1.").arg(QFileInfo(currentFile_).fileName());
@@ -461,7 +495,18 @@ void MainWindow::showError(const Error& error) {
     showStatusMessage(tr("Could not open %1: %2").arg(name, firstLine));
     if (workspaces_->currentWidget() != modelWorkspace_) {
         openBannerText_->setText(tr("Could not open %1. %2").arg(name, message));
+        const QString library = q(error.library);
+        openBannerLibrary_->setProperty("library", library);
+        openBannerLibrary_->setText(library.isEmpty()
+                                        ? tr("Load Operator Library…")
+                                        : tr("Load %1").arg(QFileInfo(library).fileName()));
+        openBannerLibrary_->setToolTip(library);
+        openBannerLibrary_->setVisible(error.kind == ErrorKind::MissingOperator);
         openBanner_->show();
+    }
+    if (error.kind == ErrorKind::OperatorLibrary && !error.library.empty()) {
+        // A remembered library crashed the worker: it must not do so at every open.
+        showLibraryProblem(q(error.library), message.section(QLatin1Char('\n'), 0, 0));
     }
     // Saved by a newer PyTorch: this build can never load it, but its tree, code and records can
     // be read without running anything, so they are shown at once.
@@ -508,71 +553,10 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::setBusy(bool busy, const QString& what) {
     progress_->setVisible(busy);
     cancel_->setVisible(busy);
+    cancelAction_->setEnabled(busy);
     if (!what.isEmpty()) {
         progress_->setFormat(what);
     }
-}
-
-void MainWindow::chooseOperatorLibrary() {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Load operator library"), {}, tr("Shared libraries (*.so *.so.*);;All files (*)"));
-    if (!path.isEmpty()) {
-        addOperatorLibrary(path);
-    }
-}
-
-void MainWindow::addOperatorLibrary(const QString& path) {
-    if (!operatorLibraries_.contains(path)) {
-        operatorLibraries_ << path;
-        QSettings().setValue(QStringLiteral("operatorLibraries"), operatorLibraries_);
-    }
-    // The worker loads libraries before the archive: reopen what was being opened.
-    if (!pendingFile_.isEmpty()) {
-        openFile(pendingFile_);
-    }
-}
-
-void MainWindow::applyTheme(const QString& theme) {
-    static const QPalette systemPalette = QApplication::palette();
-    if (theme == QStringLiteral("system")) {
-        QApplication::setPalette(systemPalette);
-        return;
-    }
-    QPalette p;
-    const bool dark = theme == QStringLiteral("dark");
-    const QColor window = dark ? QColor(0x2b, 0x2b, 0x2b) : QColor(0xf4, 0xf4, 0xf4);
-    const QColor base = dark ? QColor(0x1e, 0x1e, 0x1e) : Qt::white;
-    const QColor text = dark ? QColor(0xe0, 0xe0, 0xe0) : QColor(0x20, 0x20, 0x20);
-    p.setColor(QPalette::Window, window);
-    p.setColor(QPalette::WindowText, text);
-    p.setColor(QPalette::Base, base);
-    p.setColor(QPalette::AlternateBase, dark ? QColor(0x26, 0x26, 0x26) : QColor(0xf0, 0xf0, 0xf0));
-    p.setColor(QPalette::Text, text);
-    p.setColor(QPalette::Button, window);
-    p.setColor(QPalette::ButtonText, text);
-    p.setColor(QPalette::ToolTipBase, base);
-    p.setColor(QPalette::ToolTipText, text);
-    p.setColor(QPalette::PlaceholderText,
-               dark ? QColor(0x80, 0x80, 0x80) : QColor(0x90, 0x90, 0x90));
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x7d, 0xd1));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::Light, dark ? QColor(0x4a, 0x4a, 0x4a) : Qt::white);
-    p.setColor(QPalette::Midlight, dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xe3, 0xe3, 0xe3));
-    p.setColor(QPalette::Mid, dark ? QColor(0x70, 0x70, 0x70) : QColor(0xa0, 0xa0, 0xa0));
-    p.setColor(QPalette::Dark, dark ? QColor(0x18, 0x18, 0x18) : QColor(0xa0, 0xa0, 0xa0));
-    p.setColor(QPalette::Shadow, dark ? Qt::black : QColor(0x60, 0x60, 0x60));
-    // Disabled widgets must look disabled: dimmed text on both themes.
-    const QColor disabledText = dark ? QColor(0x6e, 0x6e, 0x6e) : QColor(0xa0, 0xa0, 0xa0);
-    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText,
-                            QPalette::HighlightedText, QPalette::PlaceholderText}) {
-        p.setColor(QPalette::Disabled, role, disabledText);
-    }
-    p.setColor(QPalette::Disabled, QPalette::Button,
-               dark ? QColor(0x32, 0x32, 0x32) : QColor(0xec, 0xec, 0xec));
-    p.setColor(QPalette::Disabled, QPalette::Base, window);
-    p.setColor(QPalette::Disabled, QPalette::Highlight,
-               dark ? QColor(0x44, 0x44, 0x44) : QColor(0xc8, 0xc8, 0xc8));
-    QApplication::setPalette(p);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -605,63 +589,6 @@ void MainWindow::dropEvent(QDropEvent* event) {
         }
         event->acceptProposedAction();
     }
-}
-
-void MainWindow::applyLimits() {
-    // Saved limits, else the WorkerClient's defaults (3/4 of RAM; 2 minutes to load, 5 to run).
-    QSettings settings;
-    worker_->setMemoryLimitMb(
-        settings.value(QStringLiteral("limits/memoryMb"), worker_->memoryLimitMb()).toLongLong());
-    worker_->setLoadTimeout(
-        settings.value(QStringLiteral("limits/loadSeconds"), worker_->loadTimeout() / 1000)
-            .toInt() *
-        1000);
-    worker_->setRunTimeout(
-        settings.value(QStringLiteral("limits/runSeconds"), worker_->runTimeout() / 1000).toInt() *
-        1000);
-}
-
-void MainWindow::editLimits() {
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Limits for models"));
-    auto* form = new QFormLayout(&dialog);
-    auto* note =
-        new QLabel(tr("Models load and run in a separate worker process. When it goes past "
-                      "a limit it is ended, the window says which limit, and the next "
-                      "request starts a new worker."),
-                   &dialog);
-    note->setWordWrap(true);
-    form->addRow(note);
-    auto* memory = new QSpinBox(&dialog);
-    memory->setRange(256, 1 << 24);
-    memory->setSuffix(tr(" MiB"));
-    memory->setValue(static_cast<int>(worker_->memoryLimitMb()));
-    auto* load = new QSpinBox(&dialog);
-    load->setRange(5, 24 * 3600);
-    load->setSuffix(tr(" s"));
-    load->setValue(worker_->loadTimeout() / 1000);
-    auto* run = new QSpinBox(&dialog);
-    run->setRange(5, 24 * 3600);
-    run->setSuffix(tr(" s"));
-    run->setValue(worker_->runTimeout() / 1000);
-    form->addRow(tr("Memory (address space)"), memory);
-    form->addRow(tr("Time to load"), load);
-    form->addRow(tr("Time to run (all iterations)"), run);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-    form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    if (dialog.exec() != QDialog::Accepted) {
-        return;
-    }
-    QSettings settings;
-    settings.setValue(QStringLiteral("limits/memoryMb"), memory->value());
-    settings.setValue(QStringLiteral("limits/loadSeconds"), load->value());
-    settings.setValue(QStringLiteral("limits/runSeconds"), run->value());
-    applyLimits();
-    showStatusMessage(tr("New limits apply from the next worker (after a Cancel, a crash or "
-                         "File > Reload)"),
-                      10000);
 }
 
 void MainWindow::previewWithoutRunning(const QString& path) {
@@ -710,34 +637,8 @@ bool MainWindow::showWorkspace(const QString& name) {
     return true;
 }
 
-QString MainWindow::aboutText() const {
-    QStringList libraries = workerBuild_;
-    if (libraries.isEmpty()) {
-        libraries << tr("LibTorch: not known yet (the worker has not started)");
-    }
-    libraries << tr("Qt %1 (built with %2)")
-                     .arg(QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
-    QString list;
-    for (const QString& line : libraries) {
-        list += QStringLiteral("<li>") + line.toHtmlEscaped() + QStringLiteral("</li>");
-    }
-    return tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch models: TorchScript "
-              "archives, and torch.export programs (.pt2), read and drawn without running them.</p>"
-              "<p>Built with:</p><ul>%2</ul>"
-              "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
-              "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")
-        .arg(QApplication::applicationVersion(), list);
-}
-
 QString MainWindow::openErrorBannerText() const {
     return openBanner_->isVisibleTo(this) ? openBannerText_->text() : QString();
-}
-
-void MainWindow::showAbout() {
-    QMessageBox box(QMessageBox::NoIcon, tr("About ScriptScope"), aboutText(), QMessageBox::Ok,
-                    this);
-    box.setTextInteractionFlags(Qt::TextSelectableByMouse); // to paste into a bug report
-    box.exec();
 }
 
 } // namespace scriptscope

@@ -31,10 +31,12 @@ class QTreeView;
 class QListWidget;
 class QPlainTextEdit;
 class QMenu;
+class QAction;
 
 namespace scriptscope {
 
 class CodeView;
+class HelpWindow;
 class WarpEditor;
 class NumericsPanel;
 class RunPanel;
@@ -84,8 +86,12 @@ public:
     QString aboutText() const;
     // The failed open's message over a workspace other than Model; empty when none shows.
     QString openErrorBannerText() const;
+    // The banner about a remembered operator library that was not loaded; empty when none shows.
+    QString libraryBannerText() const;
 
     ModelWorkspace* modelWorkspace() const { return modelWorkspace_; }
+    HelpWindow* helpWindow() const { return help_; }
+    QAction* cancelAction() const { return cancelAction_; }
     QString currentFile() const { return currentFile_; }
     const ModelInfo& model() const { return model_; }
 
@@ -111,10 +117,19 @@ private:
     void addRecent(const QString& path);
     void updateRecentMenu();
     void setBusy(bool busy, const QString& what = {});
-    void chooseOperatorLibrary();
+    // The file dialog starts beside `near` (a library a message named), else where the last one
+    // was chosen.
+    void chooseOperatorLibrary(const QString& near = {});
     void addOperatorLibrary(const QString& path);
+    void editOperatorLibraries();
+    void buildLibraryBanner();
+    // A remembered library that was not loaded, or crashed the worker: the banner with Forget.
+    void showLibraryProblem(const QString& library, const QString& why);
+    void showRefusedLibraries(const ModelInfo& info);
     void applyTheme(const QString& theme);
     void showAbout();
+    // Help: the shortcuts page, or a section of the README.
+    void showHelp(const QString& page);
 
     WorkerClient* worker_;
     ModelInfo model_;
@@ -124,7 +139,11 @@ private:
     QLabel* openBannerText_ = nullptr;
     QString pendingFile_;
     QString reselectPath_;
-    QStringList operatorLibraries_;
+    QPushButton* openBannerLibrary_ = nullptr; // loads the missing operator's library
+    QFrame* libraryBanner_ = nullptr;          // a remembered library that was not loaded
+    QLabel* libraryBannerText_ = nullptr;
+    bool reloadingFromDisk_ = false; // the open under way: the file was saved again
+    QString justAddedLibrary_;       // chosen for the open under way: refused, it is not remembered
     quint64 loadRequest_ = 0;
 
     ModelWorkspace* modelWorkspace_ = nullptr;
@@ -141,6 +160,8 @@ private:
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QMenu* recentMenu_ = nullptr;
+    QAction* cancelAction_ = nullptr; // Esc, while the worker is busy
+    HelpWindow* help_ = nullptr;
     QFileSystemWatcher* watcher_ = nullptr;
     QTimer* reloadTimer_ = nullptr;
 };

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -273,12 +274,19 @@ CodeView::CodeView(CodeHighlighter::Language language, QWidget* parent)
         action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
         connect(action, &QAction::triggered, this, slot);
         QWidget::addAction(action);
+        return action;
     };
     addAction(QKeySequence::Find, [this]() { showFind(); });
     addAction(QKeySequence::FindNext, [this]() { find(findText_->text()); });
     addAction(QKeySequence::FindPrevious, [this]() { find(findText_->text(), true); });
-    addAction(QKeySequence(Qt::Key_Escape), [this]() { findBar_->hide(); });
+    // Esc closes the find bar while it shows; otherwise it is the window's (Cancel).
+    QAction* closeFind = addAction(QKeySequence(Qt::Key_Escape), [this]() { findBar_->hide(); });
+    closeFind->setEnabled(false);
+    findBar_->installEventFilter(this);
+    closeFindAction_ = closeFind;
     addAction(QKeySequence::ZoomIn, [this]() { editor_->zoomIn(1); });
+    // Ctrl+= is Ctrl++ without Shift on most keyboards; QKeySequence::ZoomIn is Ctrl++ only.
+    addAction(QKeySequence(Qt::CTRL | Qt::Key_Equal), [this]() { editor_->zoomIn(1); });
     addAction(QKeySequence::ZoomOut, [this]() { editor_->zoomOut(1); });
     addAction(QKeySequence(Qt::CTRL | Qt::Key_0),
               [this]() { editor_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont)); });
@@ -349,6 +357,13 @@ void CodeView::appendSlice(quint64 generation) {
 
 QString CodeView::text() const {
     return pending_.isEmpty() ? editor_->toPlainText() : pending_;
+}
+
+bool CodeView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == findBar_ && (event->type() == QEvent::Show || event->type() == QEvent::Hide)) {
+        closeFindAction_->setEnabled(event->type() == QEvent::Show);
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void CodeView::showFind() {

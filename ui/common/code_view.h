@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QLineEdit;
+class QAction;
 class QLabel;
 
 namespace scriptscope {
@@ -76,6 +77,9 @@ public:
 Q_SIGNALS:
     void textLoaded();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void appendSlice(quint64 generation);
     // Where the slice of pending_ starting at `from` ends (after a number of whole lines).
@@ -88,6 +92,7 @@ private:
     QWidget* findBar_;
     QLineEdit* findText_;
     QLabel* findStatus_;
+    QAction* closeFindAction_ = nullptr; // Esc, while the find bar shows
 };
 
 } // namespace scriptscope

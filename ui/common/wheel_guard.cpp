@@ -48,6 +48,17 @@ QWidget* WheelGuard::guardedControl(QWidget* target) {
 }
 
 bool WheelGuard::eventFilter(QObject* watched, QEvent* event) {
+    // Combo boxes and spin boxes take the focus from the wheel itself (Qt::WheelFocus), before
+    // any event filter sees the wheel: in an active window the guard below would then always
+    // find them focused. They take it from a click or Tab instead, as the guard expects.
+    if (event->type() == QEvent::Polish && watched->isWidgetType()) {
+        auto* widget = static_cast<QWidget*>(watched);
+        if (widget->focusPolicy() == Qt::WheelFocus &&
+            (qobject_cast<QComboBox*>(widget) || qobject_cast<QAbstractSpinBox*>(widget) ||
+             qobject_cast<QAbstractSlider*>(widget))) {
+            widget->setFocusPolicy(Qt::StrongFocus);
+        }
+    }
     if (event->type() == QEvent::Wheel && watched->isWidgetType() &&
         guardedControl(static_cast<QWidget*>(watched))) {
         // Not accepted: QApplication hands the wheel on to the parents, so the scroll area

@@ -149,6 +149,15 @@ void DetailsView::showStatistics(const std::vector<OutputValue>& values) {
         }
     }
     details_->resizeColumnToContents(4);
+    // The column is right of the others, often out of view in a narrow pane: scrolled to, at
+    // the first value it now holds.
+    for (int section = 0; section < 2 && section < detailsModel_->rowCount(); ++section) {
+        QStandardItem* parent = detailsModel_->item(section);
+        if (parent->rowCount() > 0 && parent->child(0, 4)) {
+            details_->scrollTo(parent->child(0, 4)->index(), QAbstractItemView::EnsureVisible);
+            break;
+        }
+    }
     Q_EMIT statisticsShown();
 }
 

@@ -340,8 +340,14 @@ void DiagramCanvas::keyPressEvent(QKeyEvent* event) {
         setScale(scale_ / 1.25, QPointF(width(), height()) / 2);
         break;
     case Qt::Key_0:
-    case Qt::Key_F:
         fit();
+        break;
+    case Qt::Key_F:
+        if (event->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier)) {
+            QWidget::keyPressEvent(event);
+        } else {
+            fit();
+        }
         break;
     case Qt::Key_Left:
         panBy(-step, 0);
@@ -360,6 +366,12 @@ void DiagramCanvas::keyPressEvent(QKeyEvent* event) {
         diagram_->itemActivated(diagram_->selectedItem_);
         break;
     default:
+        // A letter, digit or symbol typed over the picture starts a search with it.
+        if (!event->text().isEmpty() && event->text().at(0).isPrint() &&
+            !(event->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))) {
+            diagram_->focusSearch(event->text());
+            return;
+        }
         QWidget::keyPressEvent(event);
     }
 }

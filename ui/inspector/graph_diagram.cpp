@@ -3,6 +3,7 @@
 #include "graph_diagram.h"
 #include "diagram_support.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -73,6 +74,12 @@ GraphDiagram::GraphDiagram(QWidget* parent)
     search_->setClearButtonEnabled(true);
     searchCount_ = new QLabel(this);
     searchCount_->setObjectName(QStringLiteral("diagramSearchCount"));
+    // Ctrl+F anywhere in the diagram goes to its search box (the text beside it has its own).
+    auto* find = new QAction(this);
+    find->setShortcut(QKeySequence::Find);
+    find->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(find, &QAction::triggered, this, [this] { focusSearch(); });
+    addAction(find);
     auto button = [&](const QString& text, const QString& tip, auto slot) {
         auto* b = new QToolButton(this);
         b->setText(text);
@@ -151,6 +158,15 @@ GraphDiagram::GraphDiagram(QWidget* parent)
 
 GraphDiagram::~GraphDiagram() {
     cancel_->store(true); // a running job kills its Graphviz process and ends; its result is lost
+}
+
+void GraphDiagram::focusSearch(const QString& typed) {
+    search_->setFocus(Qt::ShortcutFocusReason);
+    if (typed.isEmpty()) {
+        search_->selectAll();
+    } else {
+        search_->insert(typed); // a letter typed over the picture starts the search with it
+    }
 }
 
 void GraphDiagram::setGraph(const GraphModel& graph) {

@@ -113,6 +113,8 @@ public:
 
     // Search: every node whose kind, module path or output names contain `text` (any case).
     int search(const QString& text);
+    // Ctrl+F: the search box takes the keyboard (with `typed` appended: typing over the picture).
+    void focusSearch(const QString& typed = {});
     void nextMatch();
     void previousMatch();
     int matchCount() const { return static_cast<int>(matches_.size()); }

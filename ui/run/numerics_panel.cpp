@@ -1,5 +1,7 @@
 #include "numerics_panel.h"
 
+#include "operator_libraries.h"
+
 #include "model_workspace.h"
 #include "run_panel.h"
 #include "worker_client.h"
@@ -38,6 +40,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace scriptscope {
 namespace {
@@ -337,6 +340,9 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
                     activationRequest_ = 0;
                     record_->setEnabled(true);
                     showReport(report);
+                    if (std::exchange(selectFirstNonFinite_, false)) {
+                        showFirstNonFinite();
+                    }
                 }
             });
     connect(worker_, &WorkerClient::optimized, this,
@@ -625,8 +631,7 @@ void NumericsPanel::recordActivations() {
         a.compareRun->saveOutputsPath.clear();
     } else if (compareKind_ == QLatin1String("model")) {
         a.referenceModel = compareTarget_.toStdString();
-        for (const auto& library :
-             QSettings().value(QStringLiteral("operatorLibraries")).toStringList()) {
+        for (const auto& library : operator_libraries::remembered()) {
             a.referenceOperatorLibraries.push_back(library.toStdString());
         }
     }
@@ -774,6 +779,12 @@ void NumericsPanel::showSelected() {
                                         : tr("%%1: finite values").arg(q(r.value)));
     }
     histogram_->replot();
+}
+
+void NumericsPanel::findFirstNonFinite() {
+    tabs_->setCurrentIndex(0);
+    recordActivations();
+    selectFirstNonFinite_ = activationRequest_ != 0;
 }
 
 void NumericsPanel::showFirstNonFinite() {
@@ -1125,8 +1136,7 @@ QWidget* NumericsPanel::buildDiff() {
 void NumericsPanel::compareWith(const QString& path) {
     diffOpen_->setEnabled(false);
     diffSummary_->setText(tr("Comparing with %1\u2026").arg(path));
-    diffRequest_ =
-        worker_->diff(path, QSettings().value(QStringLiteral("operatorLibraries")).toStringList());
+    diffRequest_ = worker_->diff(path, operator_libraries::remembered());
 }
 
 void NumericsPanel::showDiff(const ArchiveDiff& d) {
@@ -1294,6 +1304,7 @@ void NumericsPanel::fail(quint64 id, const Error& error) {
 
 void NumericsPanel::clearAll() {
     activationRequest_ = optimizeRequest_ = diffRequest_ = 0;
+    selectFirstNonFinite_ = false;
     record_->setEnabled(true);
     apply_->setEnabled(true);
     diffOpen_->setEnabled(true);

@@ -92,6 +92,9 @@ public:
     void compareWith(const QString& path);
     // Selects the first non-finite value (and shows it in the Model workspace's graph).
     void showFirstNonFinite();
+    // Records the Run workspace's run and then selects its first non-finite value (the Run
+    // workspace's "Find the First NaN").
+    void findFirstNonFinite();
     void showRecordInGraph(int record);
 
     // For tests and screenshots.
@@ -168,6 +171,7 @@ private:
     QLineEdit* filter_ = nullptr;
     QCheckBox* nonFiniteOnly_ = nullptr;
     QPushButton* firstNonFinite_ = nullptr;
+    bool selectFirstNonFinite_ = false; // when the recording under way arrives
     QPushButton* firstDifference_ = nullptr;
     QPushButton* inGraph_ = nullptr;
     QComboBox* paint_ = nullptr;
