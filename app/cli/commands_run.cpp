@@ -92,6 +92,12 @@ nlohmann::json taskJson(const TaskResult& t) {
             top.push_back({{"index", e.index}, {"score", e.score}, {"name", e.name}});
         }
         j["kinds"] = top;
+    } else if (t.kind == TaskKind::Flow) {
+        j["size"] = {t.width, t.height};
+        j["max_norm"] = t.flowMaxNorm;
+    }
+    if (!t.where.empty()) {
+        j["where"] = t.where;
     }
     return j;
 }
@@ -370,6 +376,12 @@ int commandRun(const Options& o) {
                               {"std", r.stats.stddev}}},
                             {"output", outputJson(r.output)},
                             {"interpreted", taskJson(task)}};
+        nlohmann::json nonFinite = nlohmann::json::array();
+        for (const auto& t : nonFiniteTensors(r.output)) {
+            nonFinite.push_back(
+                {{"where", t.where}, {"nan", t.nanCount}, {"inf", t.infCount}, {"numel", t.numel}});
+        }
+        j["non_finite"] = nonFinite;
         if (!o.render.empty()) {
             j["rendered"] = o.render;
         }
@@ -414,6 +426,10 @@ int commandRun(const Options& o) {
               << (r.stats.p50 > 0 ? 1000.0 / r.stats.p50 : 0.0) << "\n\nOutput\n";
     std::cout << std::defaultfloat << std::setprecision(6);
     printOutput(r.output, 1);
+    if (const std::string nonFinite = nonFiniteSummary(r.output); !nonFinite.empty()) {
+        std::cout << "\nNot finite  " << nonFinite << ": 'scriptscope-cli activations "
+                  << o.positional[0] << "' finds the operator that made the first one\n";
+    }
     if (r.profiled) {
         const double total = std::max(r.profile.operatorMs, 1e-9);
         std::cout << "\nProfile (one run: " << std::fixed << std::setprecision(3)

@@ -551,15 +551,23 @@ QString InputTable::value(int argument, int element) const {
     return qobject_cast<QLineEdit*>(table_->cellWidget(r, ValueColumn))->text();
 }
 
-bool InputTable::usesWarp() const {
+bool InputTable::usesSource(const QString& source) const {
     for (int r = 0; r < table_->rowCount(); ++r) {
         if (!table_->isRowHidden(r) &&
             qobject_cast<QComboBox*>(table_->cellWidget(r, SourceColumn))->currentData() ==
-                QStringLiteral("warp")) {
+                source) {
             return true;
         }
     }
     return false;
+}
+
+bool InputTable::usesWarp() const {
+    return usesSource(QStringLiteral("warp"));
+}
+
+bool InputTable::usesImage() const {
+    return usesSource(QStringLiteral("image"));
 }
 
 std::optional<InputSpec> InputTable::specOf(int tableRow, const QString& imageOptions,

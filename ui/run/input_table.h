@@ -60,6 +60,8 @@ public:
     QString value(int argument, int element = -1) const;
     // Whether a row takes the warp editor's matrix (Live runs follow it).
     bool usesWarp() const;
+    // Whether a row takes an image (a file or a source's frame): preprocessing applies.
+    bool usesImage() const;
 
     // The specs the rows make, with the image preprocessing options (",size=...") for image
     // sources; nullopt with the reason (the argument and element named) when they make none.
@@ -73,6 +75,7 @@ Q_SIGNALS:
     void changed();
 
 private:
+    bool usesSource(const QString& source) const;
     struct Row {
         int argument = -1;
         int element = -1; // -1: the argument's own row

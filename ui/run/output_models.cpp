@@ -5,6 +5,7 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace scriptscope {
@@ -126,19 +127,21 @@ QVariant OutputTreeModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) {
         return {};
     }
+    // Statistics are over the finite values: with none, there are none ("—", not 0).
+    const bool anyFinite = tensor && v.numel > v.nanCount + v.infCount;
     switch (static_cast<Column>(index.column())) {
     case NameColumn:
         return v.key.empty() ? QStringLiteral("output") : QString::fromStdString(v.key);
     case ValueColumn:
         return QString::fromStdString(v.text);
     case MinColumn:
-        return tensor ? number(v.min) : QVariant();
+        return anyFinite ? number(v.min) : tensor ? QStringLiteral("\u2014") : QVariant();
     case MaxColumn:
-        return tensor ? number(v.max) : QVariant();
+        return anyFinite ? number(v.max) : tensor ? QStringLiteral("\u2014") : QVariant();
     case MeanColumn:
-        return tensor ? number(v.mean) : QVariant();
+        return anyFinite ? number(v.mean) : tensor ? QStringLiteral("\u2014") : QVariant();
     case StdColumn:
-        return tensor ? number(v.stddev) : QVariant();
+        return anyFinite ? number(v.stddev) : tensor ? QStringLiteral("\u2014") : QVariant();
     case NanColumn:
         return tensor ? QVariant(qint64(v.nanCount)) : QVariant();
     case InfColumn:
@@ -232,9 +235,15 @@ TopKModel::TopKModel(QObject* parent)
 void TopKModel::setValues(const std::vector<float>& values, int k, const QStringList& labels) {
     beginResetModel();
     entries_.clear();
-    std::vector<int> order(values.size());
-    std::iota(order.begin(), order.end(), 0);
-    const size_t count = std::min(values.size(), static_cast<size_t>(std::max(0, k)));
+    // NaN ranks nowhere: only finite values (and infinities) are ranked.
+    std::vector<int> order;
+    order.reserve(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!std::isnan(values[i])) {
+            order.push_back(static_cast<int>(i));
+        }
+    }
+    const size_t count = std::min(order.size(), static_cast<size_t>(std::max(0, k)));
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count),
                       order.end(), [&](int a, int b) {
                           return values[static_cast<size_t>(a)] > values[static_cast<size_t>(b)];

@@ -1,5 +1,6 @@
 #include "output_panel.h"
 
+#include "error_banner.h"
 #include "label_picker.h"
 #include "output_view.h"
 
@@ -21,6 +22,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -36,6 +38,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <functional>
 
 namespace scriptscope {
@@ -69,7 +72,30 @@ OutputPanel::OutputPanel(QWidget* parent)
     connect(outputTree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
             [this](const QModelIndex& index) { showOutput(index); });
 
-    outputPages_ = new QTabWidget(this);
+    // Above the pages: a warning while the output holds NaN or Inf, with the way to where the
+    // first one was made.
+    auto* pagesBox = new QWidget(this);
+    auto* pagesLayout = new QVBoxLayout(pagesBox);
+    pagesLayout->setContentsMargins(0, 0, 0, 0);
+    pagesLayout->setSpacing(0);
+    nonFinite_ = new QFrame(pagesBox);
+    nonFinite_->setObjectName(QStringLiteral("nonFiniteBanner"));
+    auto* nonFiniteLayout = new QHBoxLayout(nonFinite_);
+    nonFiniteLayout->setContentsMargins(8, 4, 8, 4);
+    nonFiniteText_ = new QLabel(nonFinite_);
+    nonFiniteText_->setWordWrap(true);
+    paintAsErrorBanner(nonFinite_, nonFiniteText_);
+    auto* findFirst = new QPushButton(tr("Find the First NaN"), nonFinite_);
+    findFirst->setObjectName(QStringLiteral("findFirstNonFinite"));
+    findFirst->setToolTip(tr("Records every value of the run in the Numerics workspace and "
+                             "selects the first operator whose output held NaN or Inf"));
+    connect(findFirst, &QPushButton::clicked, this, [this]() { Q_EMIT firstNonFiniteRequested(); });
+    nonFiniteLayout->addWidget(nonFiniteText_, 1);
+    nonFiniteLayout->addWidget(findFirst);
+    nonFinite_->hide();
+    pagesLayout->addWidget(nonFinite_);
+    outputPages_ = new QTabWidget(pagesBox);
+    pagesLayout->addWidget(outputPages_, 1);
     // The Result page: the output drawn as its task over the image input.
     auto* resultPage = new QWidget(outputPages_);
     auto* resultLayout = new QVBoxLayout(resultPage);
@@ -81,9 +107,12 @@ OutputPanel::OutputPanel(QWidget* parent)
     task_->addItem(tr("Segmentation"), QStringLiteral("segmentation"));
     task_->addItem(tr("Classification"), QStringLiteral("classification"));
     task_->addItem(tr("Page"), QStringLiteral("page"));
+    task_->addItem(tr("Optical flow"), QStringLiteral("flow"));
     task_->addItem(tr("None"), QStringLiteral("none"));
     task_->setToolTip(tr("What the output is; Auto recognises torchvision's detections, "
-                         "N x C x H x W segmentations and N x K scores (remembered per model)"));
+                         "N x C x H x W segmentations, optical flows (a list of N x 2 x H x W) "
+                         "and N x K scores, wherever they sit in the output (remembered per "
+                         "model)"));
     threshold_ = new QSlider(Qt::Horizontal, resultPage);
     threshold_->setObjectName(QStringLiteral("scoreThreshold"));
     threshold_->setRange(0, 100);
@@ -91,17 +120,20 @@ OutputPanel::OutputPanel(QWidget* parent)
     threshold_->setMaximumWidth(140);
     threshold_->setToolTip(tr("Detections are drawn from this score"));
     thresholdText_ = new QLabel(resultPage);
-    // The demo's key action first: a narrow window moves the bar's last items into its » menu.
+    // The task first: a narrow window (QT_SCALE_FACTOR=2) moves the bar's last items into its »
+    // menu, and the task is what every result needs. The demo's action follows, shown for a
+    // page only.
+    resultBar->addWidget(new QLabel(tr("Task "), resultPage));
+    resultBar->addWidget(task_);
+    resultBar->addSeparator();
     useCorners_ = resultBar->addAction(tr("Corners to Warp Editor"));
     useCorners_->setObjectName(QStringLiteral("useModelCorners"));
     useCorners_->setToolTip(tr(
         "Use the model's corners: the warp editor's handles go on the page's corners as the model "
         "found them, so its warp can be compared with one tuned by hand"));
     useCorners_->setEnabled(false);
+    useCorners_->setVisible(false);
     connect(useCorners_, &QAction::triggered, this, [this]() { Q_EMIT useCornersRequested(); });
-    resultBar->addSeparator();
-    resultBar->addWidget(new QLabel(tr("Task "), resultPage));
-    resultBar->addWidget(task_);
     // A second row, so that the Result pane of a 1280 px window holds them all: the names, and the
     // score slider while the result is a detection's, side by side or (a narrow pane, as at
     // QT_SCALE_FACTOR=2) one above the other, never hidden in a » menu.
@@ -161,21 +193,40 @@ OutputPanel::OutputPanel(QWidget* parent)
     overlay_ = new QCheckBox(tr("Timing overlay"), imagePage);
     overlay_->setChecked(true);
     auto* saveView = new QPushButton(tr("Save View…"), imagePage);
+    channel_->setObjectName(QStringLiteral("imageChannel"));
+    // Room for its longest entry ("Flow (colour wheel)"), whatever it held first.
+    channel_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    channel_->setMinimumContentsLength(19);
+    batch_ = new QSpinBox(imagePage);
+    batch_->setObjectName(QStringLiteral("imageBatch"));
+    batch_->setPrefix(tr("Item "));
+    batch_->setToolTip(tr("Which item of the batch (the first dimension) is drawn"));
     imageBar->addWidget(new QLabel(tr("Channel"), imagePage));
     imageBar->addWidget(channel_);
+    batchAction_ = imageBar->addWidget(batch_);
+    batchAction_->setVisible(false);
     imageBar->addWidget(colormap_);
     imageBar->addWidget(range_);
     imageBar->addWidget(overlay_);
     imageBar->addWidget(saveView);
     imageView_ = new OutputImageView(imagePage);
+    imageNote_ = new QLabel(imagePage);
+    imageNote_->setObjectName(QStringLiteral("imageNote"));
+    imageNote_->setWordWrap(true);
+    imageNote_->hide();
     imageLayout->addWidget(imageBar);
+    imageLayout->addWidget(imageNote_);
     imageLayout->addWidget(imageView_, 1);
     outputPages_->addTab(resultPage, tr("Result"));
     outputPages_->addTab(imagePage, tr("Image"));
+    connect(channel_, &QComboBox::activated, this,
+            [this]() { chosenChannel_ = channel_->currentData().toString(); });
     for (QComboBox* box : {channel_, colormap_, range_}) {
         connect(box, &QComboBox::activated, this,
                 [this]() { showOutput(outputTree_->currentIndex()); });
     }
+    connect(batch_, &QSpinBox::valueChanged, this,
+            [this]() { showOutput(outputTree_->currentIndex()); });
     connect(overlay_, &QCheckBox::toggled, imageView_, &OutputImageView::setOverlayVisible);
     connect(overlay_, &QCheckBox::toggled, resultView_, &OutputImageView::setOverlayVisible);
     connect(saveView, &QPushButton::clicked, this, [this]() {
@@ -243,7 +294,7 @@ OutputPanel::OutputPanel(QWidget* parent)
     outputPages_->addTab(comparePage, tr("Compare"));
     connect(keep, &QPushButton::clicked, this, [this]() { keepResult(); });
     addWidget(outputTree_);
-    addWidget(outputPages_);
+    addWidget(pagesBox);
     setStretchFactor(1, 2);
     outputTree_->setMinimumWidth(120);
 
@@ -275,13 +326,6 @@ bool OutputPanel::eventFilter(QObject* watched, QEvent* event) {
         arrangeControls();
     }
     return QSplitter::eventFilter(watched, event);
-}
-
-void OutputPanel::arrangeControls() {
-    const int needed = namesBar_->sizeHint().width() + scoreBar_->sizeHint().width();
-    controlsRow_->setDirection(resultPage_->contentsRect().width() >= needed + 24
-                                   ? QBoxLayout::LeftToRight
-                                   : QBoxLayout::TopToBottom);
 }
 
 bool OutputPanel::loadLabels(const QString& path) {
@@ -336,6 +380,13 @@ void OutputPanel::showResult(const RunResult& result) {
             select = found;
         }
     }
+    const std::string nonFinite = nonFiniteSummary(result.output);
+    nonFiniteText_->setText(nonFinite.empty()
+                                ? QString()
+                                : tr("<b>Not finite:</b> %1. Statistics are over the finite "
+                                     "values; scores that are not finite are not interpreted.")
+                                      .arg(QString::fromStdString(nonFinite).toHtmlEscaped()));
+    nonFinite_->setVisible(!nonFinite.empty());
     // The task first: whether the output is interpreted decides the tab showOutput picks.
     showTask();
     runArriving_ = true;
@@ -344,130 +395,12 @@ void OutputPanel::showResult(const RunResult& result) {
     runArriving_ = false;
 }
 
-void OutputPanel::setInputImage(const QString& path, const QSize& size) {
-    inputImage_ = path;
-    inputFrame_.release();
-    inputSize_ = size;
-}
-
-void OutputPanel::setInputFrame(const cv::Mat& bgr, const QSize& size) {
-    inputImage_.clear();
-    inputFrame_ = bgr.clone();
-    inputSize_ = size;
-}
-
-void OutputPanel::setArchiveLabels(const LabelSet& labels) {
-    labelPicker_->showModel(modelPath_, labels);
-    showTask();
-}
-
-void OutputPanel::setTask(const QString& task) {
-    task_->setCurrentIndex(std::max(0, task_->findData(task)));
-    if (!modelPath_.empty()) {
-        QSettings().setValue(QStringLiteral("task/") + QString::fromStdString(modelPath_), task);
-    }
-    showTask();
-}
-
-QString OutputPanel::task() const {
-    return task_->currentData().toString();
-}
-
-void OutputPanel::setScoreThreshold(double threshold) {
-    threshold_->setValue(static_cast<int>(std::lround(threshold * 100)));
-}
-
-QString OutputPanel::taskSummary() const {
-    return taskSummary_->text();
-}
-
-void OutputPanel::showTask() {
-    thresholdText_->setText(QStringLiteral("%1").arg(threshold_->value() / 100.0, 0, 'f', 2));
-    if (!last_) {
-        interpreted_ = false;
-        taskSummary_->setText(tr("Run the model: a detector's boxes, a segmentation or a "
-                                 "classifier's top-k are drawn here over the image input."));
-        resultView_->setImage({});
-        pageCorners_.clear();
-        useCorners_->setEnabled(false);
-        scoreBar_->setVisible(false);
-        return;
-    }
-    TaskOptions options = labelPicker_->taskOptions();
-    taskKindFromName(task_->currentData().toString().toStdString(), options.kind);
-    const TaskResult result = interpretOutput(last_->output, options);
-    interpreted_ = result.kind != TaskKind::None;
-    threshold_->setEnabled(result.kind == TaskKind::Detection);
-    scoreBar_->setVisible(result.kind == TaskKind::Detection);
-    arrangeControls();
-    pageCorners_ =
-        result.kind == TaskKind::Page ? result.corners : std::vector<std::pair<double, double>>();
-    pageSize_ = QSize(result.pageWidth, result.pageHeight);
-    useCorners_->setEnabled(pageCorners_.size() == 4);
-    QString summary = QString::fromStdString(result.summary);
-    if (!result.labelSet.empty()) {
-        summary += tr(" \u00b7 names: %1").arg(QString::fromStdString(result.labelSet));
-    }
-    if (result.kind == TaskKind::Detection && !result.detections.empty()) {
-        size_t shown = 0;
-        for (const auto& o : result.detections.front()) {
-            shown += o.score >= threshold_->value() / 100.0 ? 1 : 0;
-        }
-        summary += tr(" \u00b7 %1 drawn at this score").arg(shown);
-    }
-    // The photo or frame at its own size, drawn on by the engine's renderer (as the CLI's
-    // --render).
-    cv::Mat image;
-    rendered_.release();
-    if (!inputImage_.isEmpty() || !inputFrame_.empty()) {
-        image = inputFrame_.empty() ? cv::imread(inputImage_.toStdString(), cv::IMREAD_COLOR)
-                                    : inputFrame_;
-    }
-    if (!image.empty() && inputSize_.width() > 0 && inputSize_.height() > 0) {
-        for (auto& [x, y] : pageCorners_) { // in pixels of the picture drawn over
-            x *= double(image.cols) / inputSize_.width();
-            y *= double(image.rows) / inputSize_.height();
-        }
-    }
-    if (image.empty()) {
-        if (result.kind != TaskKind::None) {
-            summary += tr(" \u00b7 give an image input to see it drawn");
-        }
-        taskSummary_->setText(summary);
-        resultView_->setImage({});
-        return;
-    }
-    RenderOptions render;
-    render.scoreThreshold = threshold_->value() / 100.0;
-    // The source at its own size (what Record writes, as the CLI's --render): the result is
-    // scaled from the size the preprocessing resized it to.
-    render.inputWidth = inputSize_.width();
-    render.inputHeight = inputSize_.height();
-    cv::Mat drawn;
-    try {
-        rendered_ = renderTask(image, result, render);
-        cv::cvtColor(rendered_, drawn, cv::COLOR_BGR2RGB);
-    } catch (const cv::Exception& error) {
-        rendered_.release();
-        taskSummary_->setText(
-            summary + tr(" \u00b7 cannot draw it: %1").arg(QString::fromStdString(error.msg)));
-        resultView_->setImage({});
-        return;
-    }
-    const QImage picture(drawn.data, drawn.cols, drawn.rows, static_cast<qsizetype>(drawn.step),
-                         QImage::Format_RGB888);
-    resultView_->setImage(picture.copy());
-    taskSummary_->setText(summary);
-    // The first recognised result of a model shows this page.
-    if (!taskShownForModel_ && result.kind != TaskKind::None) {
-        taskShownForModel_ = true;
-        outputPages_->setCurrentWidget(resultView_->parentWidget());
-    }
-}
-
 void OutputPanel::clear(const std::string& modelPath) {
     modelPath_ = modelPath;
     last_.reset();
+    nonFinite_->hide();
+    nonFiniteText_->clear();
+    chosenChannel_.clear();
     taskShownForModel_ = false;
     labelPicker_->showModel(modelPath, LabelSet{});
     pageCorners_.clear();
@@ -507,6 +440,14 @@ void OutputPanel::clear(const std::string& modelPath) {
     showTask(); // the Result tab's caption is the last run's: now there is none
 }
 
+QString OutputPanel::nonFiniteWarning() const {
+    return nonFinite_->isVisibleTo(this) ? nonFiniteText_->text() : QString();
+}
+
+QString OutputPanel::imageNote() const {
+    return imageNote_->isVisibleTo(imagePage_) ? imageNote_->text() : QString();
+}
+
 QString OutputPanel::topKNote() const {
     return topKNote_->text();
 }
@@ -519,26 +460,47 @@ void OutputPanel::showOutput(const QModelIndex& index) {
     QImage image;
     if (tensor) {
         const ImageLayout layout = imageLayout(*value);
-        const int wanted = channel_->currentIndex();
         {
+            // The view a person chose stays while it fits the next output; else the one that
+            // suits its channels (colour, flow, the classes' argmax).
+            const QString wanted = chosenChannel_;
             const QSignalBlocker blocker(channel_);
             channel_->clear();
             if (layout.isImage()) {
-                if (layout.channels >= 3) {
-                    channel_->addItem(tr("Colour"));
+                for (const ChannelView view : channelViews(layout)) {
+                    switch (view) {
+                    case ChannelView::Colour:
+                        channel_->addItem(tr("Colour"), QStringLiteral("colour"));
+                        break;
+                    case ChannelView::Flow:
+                        channel_->addItem(tr("Flow (colour wheel)"), QStringLiteral("flow"));
+                        break;
+                    case ChannelView::Argmax:
+                        channel_->addItem(tr("Argmax, %1 classes").arg(layout.channels),
+                                          QStringLiteral("argmax"));
+                        break;
+                    case ChannelView::Channel:
+                        for (int c = 0; c < layout.channels; ++c) {
+                            channel_->addItem(tr("Channel %1").arg(c),
+                                              QStringLiteral("channel:%1").arg(c));
+                        }
+                        break;
+                    }
                 }
-                for (int c = 0; c < layout.channels; ++c) {
-                    channel_->addItem(tr("Channel %1").arg(c));
-                }
-                channel_->setCurrentIndex(std::clamp(wanted, 0, channel_->count() - 1));
+                channel_->setCurrentIndex(std::max(0, channel_->findData(wanted)));
             }
+            const QSignalBlocker batchBlocker(batch_);
+            batch_->setRange(0, std::max(0, layout.batch - 1));
+            batchAction_->setVisible(layout.isImage() && layout.batch > 1);
         }
         TensorImageOptions options;
-        const int offset = layout.channels >= 3 ? 1 : 0;
-        options.channel = channel_->currentIndex() - offset;
-        if (layout.channels < 3) {
-            options.channel = std::max(0, options.channel);
-        }
+        const QString view = channel_->currentData().toString();
+        options.view = view == QLatin1String("colour")   ? ChannelView::Colour
+                       : view == QLatin1String("flow")   ? ChannelView::Flow
+                       : view == QLatin1String("argmax") ? ChannelView::Argmax
+                                                         : ChannelView::Channel;
+        options.channel = view.startsWith(QLatin1String("channel:")) ? view.mid(8).toInt() : 0;
+        options.batch = batch_->value();
         options.colormap = static_cast<Colormap>(colormap_->currentIndex());
         const QString range = range_->currentData().toString();
         options.autoRange = range == QLatin1String("auto");
@@ -547,6 +509,10 @@ void OutputPanel::showOutput(const QModelIndex& index) {
             options.high = range.section(QLatin1Char(':'), 1, 1).toDouble();
         }
         image = tensorToImage(*value, options);
+        // Colormap and range mean something for one channel only.
+        colormap_->setEnabled(options.view == ChannelView::Channel);
+        range_->setEnabled(options.view == ChannelView::Channel ||
+                           options.view == ChannelView::Colour);
         // Vectors, and one row of an N x K output: the top k.
         const int64_t longest =
             value->shape.empty() ? 1 : *std::max_element(value->shape.begin(), value->shape.end());
@@ -558,20 +524,29 @@ void OutputPanel::showOutput(const QModelIndex& index) {
             topKRow_->setEnabled(rows);
             topKRow_->setRange(0, rows ? static_cast<int>(value->shape[0]) - 1 : 0);
         }
+        // NaN is ranked nowhere: the note says how many were left out.
+        const auto leftOut = [this](const std::vector<float>& ranked) {
+            const auto nan =
+                std::count_if(ranked.begin(), ranked.end(), [](float v) { return std::isnan(v); });
+            return nan == 0 ? QString()
+                   : nan == static_cast<std::ptrdiff_t>(ranked.size())
+                       ? tr(" Every value is NaN: nothing is ranked.")
+                       : tr(" %1 NaN values are not ranked.").arg(nan);
+        };
         if (vector) {
             topKModel_->setValues(value->values, 10, topKNames(value->values.size()));
-            topKNote_->clear();
+            topKNote_->setText(leftOut(value->values).trimmed());
         } else if (rows) {
             const auto width = static_cast<size_t>(value->shape[1]);
             const auto first =
                 value->values.begin() +
                 static_cast<std::ptrdiff_t>(width * static_cast<size_t>(topKRow_->value()));
-            topKModel_->setValues(
-                std::vector<float>(first, first + static_cast<std::ptrdiff_t>(width)), 10,
-                topKNames(width));
+            const std::vector<float> row(first, first + static_cast<std::ptrdiff_t>(width));
+            topKModel_->setValues(row, 10, topKNames(width));
             topKNote_->setText(tr("Row %1 of %2 (choose the row on the right).")
                                    .arg(topKRow_->value())
-                                   .arg(value->shape[0]));
+                                   .arg(value->shape[0]) +
+                               leftOut(row));
         } else {
             topKModel_->setValues({}, 0, {});
             labelsNote_->clear();
@@ -598,6 +573,9 @@ void OutputPanel::showOutput(const QModelIndex& index) {
         }
     }
     imageView_->setImage(image);
+    const QString why = value ? whyNotDrawn(*value, valuesLimit_) : tr("Select an output.");
+    imageNote_->setText(why);
+    imageNote_->setVisible(!why.isEmpty());
     // Compare with the kept result.
     if (kept_ && value) {
         const QString path = index.data(OutputTreeModel::PathRole).toString();

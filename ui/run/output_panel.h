@@ -16,6 +16,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFrame;
 class QLabel;
 class QSlider;
 class QSpinBox;
@@ -60,6 +61,12 @@ public:
     TensorTableModel* tableModel() const { return tableModel_; }
     TopKModel* topKModel() const { return topKModel_; }
     OutputImageView* imageView() const { return imageView_; }
+    // The warning over the pages while the output holds NaN or Inf (empty: none shows).
+    QString nonFiniteWarning() const;
+    // Why the Image tab draws nothing for the selected output (empty: it draws it).
+    QString imageNote() const;
+    // How many values a run keeps per tensor (RunRequest::valuesLimit), for that note.
+    void setValuesLimit(size_t limit) { valuesLimit_ = limit; }
 
     // The Result page: the output drawn as its task over the image the model saw.
     // The image input of the run about to be shown (its file, and the size it was resized to;
@@ -96,6 +103,8 @@ Q_SIGNALS:
     void problem(const QString& message);
     // "Use the model's corners": the warp editor takes them as its handles.
     void useCornersRequested();
+    // "Find the first NaN" on the warning over an output that holds NaN or Inf.
+    void firstNonFiniteRequested();
 
 private:
     void showOutput(const QModelIndex& index);
@@ -119,7 +128,14 @@ private:
     bool runArriving_ = false;
     bool interpreted_ = false; // the last result was drawn as its task
     OutputImageView* imageView_ = nullptr;
+    QFrame* nonFinite_ = nullptr;
+    QLabel* nonFiniteText_ = nullptr;
     QComboBox* channel_ = nullptr;
+    QSpinBox* batch_ = nullptr;
+    QString chosenChannel_; // the Channel entry the person picked ("flow", "channel:3")
+    QAction* batchAction_ = nullptr;
+    QLabel* imageNote_ = nullptr; // why the selected output is not drawn
+    size_t valuesLimit_ = 16u << 20;
     QComboBox* colormap_ = nullptr;
     QComboBox* range_ = nullptr;
     QCheckBox* overlay_ = nullptr;

@@ -1,5 +1,8 @@
 #include "output_view.h"
 
+#include <flow_colour.h>
+#include <task_render.h>
+
 #include <QPainter>
 
 #include <algorithm>
@@ -38,12 +41,11 @@ ImageLayout imageLayout(const OutputValue& t) {
         return layout;
     }
     const auto& s = t.shape;
-    auto isChannels = [](int64_t c) { return c == 1 || c == 3 || c == 4; };
-    auto big = [](int64_t v) { return v >= 4; };
+    auto big = [](int64_t v) { return v >= 4 && v <= (1 << 16); };
     if (s.size() == 2 && big(s[0]) && big(s[1])) {
         layout.height = static_cast<int>(s[0]);
         layout.width = static_cast<int>(s[1]);
-    } else if (s.size() == 3 && isChannels(s[0]) && big(s[1]) && big(s[2])) {
+    } else if (s.size() == 3 && s[0] >= 1 && s[0] <= 4 && big(s[1]) && big(s[2])) {
         layout.channels = static_cast<int>(s[0]);
         layout.height = static_cast<int>(s[1]);
         layout.width = static_cast<int>(s[2]);
@@ -52,13 +54,49 @@ ImageLayout imageLayout(const OutputValue& t) {
         layout.height = static_cast<int>(s[0]);
         layout.width = static_cast<int>(s[1]);
         layout.channelsLast = true;
-    } else if (s.size() == 4 && s[0] >= 1 && isChannels(s[1]) && big(s[2]) && big(s[3])) {
+    } else if (s.size() == 4 && s[0] >= 1 && s[1] >= 1 && s[1] <= (1 << 16) && big(s[2]) &&
+               big(s[3])) {
         layout.batch = static_cast<int>(s[0]);
         layout.channels = static_cast<int>(s[1]);
         layout.height = static_cast<int>(s[2]);
         layout.width = static_cast<int>(s[3]);
     }
     return layout;
+}
+
+QString whyNotDrawn(const OutputValue& value, size_t valuesLimit) {
+    if (value.kind != OutputValue::Kind::Tensor) {
+        return QObject::tr("Not drawn: only tensors are drawn as images; this is %1.")
+            .arg(QString::fromStdString(value.text));
+    }
+    if (!imageLayout(value).isImage()) {
+        return QObject::tr("Not drawn: %1 is not image-like. Images are H x W, C x H x W (C up "
+                           "to 4), N x C x H x W or H x W x C, with H and W of at least 4.")
+            .arg(QString::fromStdString(value.text));
+    }
+    if (value.values.empty() && value.numel > 0) {
+        return value.dtype.rfind("complex", 0) == 0 || value.dtype.rfind("q", 0) == 0
+                   ? QObject::tr("Not drawn: %1 values are not kept for drawing.")
+                         .arg(QString::fromStdString(value.dtype))
+                   : QObject::tr("Not drawn: its %1 values are more than the %2 kept for drawing.")
+                         .arg(value.numel)
+                         .arg(static_cast<qulonglong>(valuesLimit));
+    }
+    return {};
+}
+
+std::vector<ChannelView> channelViews(const ImageLayout& layout) {
+    std::vector<ChannelView> views;
+    if (layout.channels == 3 || layout.channels == 4) {
+        views.push_back(ChannelView::Colour);
+    } else if (layout.channels == 2) {
+        views.push_back(ChannelView::Flow);
+        views.push_back(ChannelView::Argmax);
+    } else if (layout.channels > 4) {
+        views.push_back(ChannelView::Argmax);
+    }
+    views.push_back(ChannelView::Channel);
+    return views;
 }
 
 QImage tensorToImage(const OutputValue& t, const TensorImageOptions& o) {
@@ -73,6 +111,43 @@ QImage tensorToImage(const OutputValue& t, const TensorImageOptions& o) {
         return {};
     }
     const float* base = t.values.data() + item * static_cast<size_t>(batch);
+    QImage image(layout.width, layout.height, QImage::Format_ARGB32);
+    if (o.view == ChannelView::Flow && layout.channels == 2 && !layout.channelsLast) {
+        const FlowPicture flow = flowToRgb(base, base + plane, layout.width, layout.height);
+        for (int y = 0; y < layout.height; ++y) {
+            auto* row = reinterpret_cast<QRgb*>(image.scanLine(y));
+            const uint8_t* rgb = flow.rgb.data() + static_cast<size_t>(y) * layout.width * 3;
+            for (int x = 0; x < layout.width; ++x) {
+                row[x] = qRgb(rgb[3 * x], rgb[3 * x + 1], rgb[3 * x + 2]);
+            }
+        }
+        return image;
+    }
+    if (o.view == ChannelView::Argmax && layout.channels > 1 && !layout.channelsLast) {
+        std::vector<QRgb> palette(static_cast<size_t>(layout.channels));
+        for (int c = 0; c < layout.channels; ++c) {
+            const cv::Scalar bgr = classColour(c, true);
+            palette[static_cast<size_t>(c)] =
+                qRgb(static_cast<int>(bgr[2]), static_cast<int>(bgr[1]), static_cast<int>(bgr[0]));
+        }
+        for (int y = 0; y < layout.height; ++y) {
+            auto* row = reinterpret_cast<QRgb*>(image.scanLine(y));
+            for (int x = 0; x < layout.width; ++x) {
+                const size_t pixel = static_cast<size_t>(y) * layout.width + x;
+                int best = -1;
+                float top = 0;
+                for (int c = 0; c < layout.channels; ++c) {
+                    const float v = base[static_cast<size_t>(c) * plane + pixel];
+                    if (std::isfinite(v) && (best < 0 || v > top)) {
+                        best = c;
+                        top = v;
+                    }
+                }
+                row[x] = best < 0 ? qRgb(255, 0, 255) : palette[static_cast<size_t>(best)];
+            }
+        }
+        return image;
+    }
     auto at = [&](int c, int y, int x) -> double {
         const size_t pixel =
             static_cast<size_t>(y) * static_cast<size_t>(layout.width) + static_cast<size_t>(x);
@@ -86,9 +161,8 @@ QImage tensorToImage(const OutputValue& t, const TensorImageOptions& o) {
         high = t.max;
     }
     const double span = high > low ? high - low : 1.0;
-    QImage image(layout.width, layout.height, QImage::Format_ARGB32);
-    const bool colour = o.channel < 0 && layout.channels >= 3;
-    const int channel = o.channel < 0 ? 0 : std::min(o.channel, layout.channels - 1);
+    const bool colour = o.view == ChannelView::Colour && layout.channels >= 3;
+    const int channel = colour ? 0 : std::clamp(o.channel, 0, layout.channels - 1);
     auto scaled = [&](double v) {
         if (!std::isfinite(v)) {
             return 0;
@@ -141,7 +215,7 @@ Difference compareTensors(const OutputValue& current, const OutputValue& kept) {
     }
     if (imageLayout(diff).isImage()) {
         TensorImageOptions options;
-        options.channel = 0;
+        options.view = ChannelView::Channel;
         options.colormap = Colormap::Viridis;
         options.autoRange = false;
         options.low = 0;
@@ -192,10 +266,11 @@ QImage OutputImageView::render() {
 void OutputImageView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
     painter.fillRect(rect(), QColor(0x30, 0x30, 0x30));
+    QRect target = rect();
     if (!image_.isNull()) {
         const QSize fitted = image_.size().scaled(size(), Qt::KeepAspectRatio);
-        const QRect target(QPoint((width() - fitted.width()) / 2, (height() - fitted.height()) / 2),
-                           fitted);
+        target =
+            QRect(QPoint((width() - fitted.width()) / 2, (height() - fitted.height()) / 2), fitted);
         // Enlarged pixels stay pixels; shrunk images are smoothed.
         painter.setRenderHint(QPainter::SmoothPixmapTransform, fitted.width() < image_.width());
         painter.drawImage(target, image_);
@@ -205,23 +280,45 @@ void OutputImageView::paintEvent(QPaintEvent*) {
         font.setBold(true);
         painter.setFont(font);
         const QFontMetrics metrics(font);
-        int textWidth = 0;
-        for (const QString& line : overlay_) {
-            textWidth = std::max(textWidth, metrics.horizontalAdvance(line));
-        }
         const int lineHeight = metrics.height();
-        QRect box(8, 8, textWidth + 16, lineHeight * static_cast<int>(overlay_.size()) + 10);
-        if (overlayBottom_) { // where a drawn result's own labels (top left) stay visible
-            box.moveBottom(height() - 8);
+        QStringList lines = overlay_;
+        const auto boxFor = [&](const QStringList& text) {
+            int textWidth = 0;
+            for (const QString& line : text) {
+                textWidth = std::max(textWidth, metrics.horizontalAdvance(line));
+            }
+            return QRect(0, 0, textWidth + 16, lineHeight * static_cast<int>(text.size()) + 10);
+        };
+        QRect box = boxFor(lines);
+        // Beside the picture where the letterbox has room (the result's boxes stay in view);
+        // over it, the timing in one line when the whole key would hide much of it.
+        const int below = height() - target.bottom() - 1;
+        const int above = target.top();
+        const bool room = (overlayBottom_ ? below : above) >= box.height() + 8;
+        const bool side = !room && !image_.isNull() && target.left() >= box.width() + 16;
+        if (!room && !side && !image_.isNull() && lines.size() > 2 &&
+            box.width() * box.height() * 8 > target.width() * target.height()) {
+            lines = {lines.at(1) + QStringLiteral(" \u00b7 ") + lines.at(2)};
+            box = boxFor(lines);
+        }
+        box.moveLeft(side || image_.isNull() ? 8 : target.left() + 8);
+        if (side) {
+            overlayBottom_ ? box.moveBottom(height() - 8) : box.moveTop(8);
+        } else if (overlayBottom_) { // where a drawn result's own labels (top left) stay visible
+            box.moveBottom(room ? height() - (below - box.height()) / 2 - 1
+                                : (image_.isNull() ? height() : target.bottom()) - 8);
+        } else {
+            box.moveTop(room ? (above - box.height()) / 2
+                             : (image_.isNull() ? 0 : target.top()) + 8);
         }
         painter.setRenderHint(QPainter::Antialiasing);
         painter.setPen(Qt::NoPen);
         painter.setBrush(QColor(0, 0, 0, 170));
         painter.drawRoundedRect(box, 6, 6);
         painter.setPen(Qt::white);
-        for (int i = 0; i < overlay_.size(); ++i) {
+        for (int i = 0; i < lines.size(); ++i) {
             painter.drawText(box.left() + 8, box.top() + 5 + metrics.ascent() + i * lineHeight,
-                             overlay_.at(i));
+                             lines.at(i));
         }
     }
 }

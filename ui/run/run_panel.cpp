@@ -67,16 +67,6 @@ bool takesImages(const ModelInfo& model) {
     return false;
 }
 
-// A model's run settings start from these when it has none saved: nothing set for the previous
-// model carries over (the device does: it is the machine's, not the model's).
-constexpr int kDefaultWarmup = 2;
-constexpr int kDefaultIterations = 20;
-
-QString settingsKey(const QString& modelPath) {
-    return QStringLiteral("run/models/") +
-           QString::fromLatin1(modelPath.toUtf8().toBase64(QByteArray::Base64UrlEncoding));
-}
-
 } // namespace
 
 RunPanel::RunPanel(WorkerClient* worker, WarpEditor* warpEditor, QWidget* parent)
@@ -237,10 +227,10 @@ void RunPanel::buildUi() {
     auto* timingForm = new QFormLayout(timingBox);
     warmup_ = new QSpinBox(timingBox);
     warmup_->setRange(0, 10000);
-    warmup_->setValue(kDefaultWarmup);
+    warmup_->setValue(kUsualWarmup);
     iterations_ = new QSpinBox(timingBox);
     iterations_->setRange(1, 100000);
-    iterations_->setValue(kDefaultIterations);
+    iterations_->setValue(kUsualIterations);
     profile_ = new QCheckBox(tr("Profile one more run per module"), timingBox);
     profile_->setToolTip(tr("Times every operator call of one extra run (RecordFunction) and gives "
                             "each module its share; the timed iterations run without it"));
@@ -264,7 +254,18 @@ void RunPanel::buildUi() {
     runContinuously_->setCheckable(true);
     cancel_ = new QPushButton(tr("Cancel"), side);
     cancel_->setEnabled(false);
+    runMore_ = new QPushButton(tr("Run &More"), side);
+    runMore_->setObjectName(QStringLiteral("runMore"));
+    runMore_->setToolTip(tr("Time it as usual: %1 warm-ups, then %2 timed iterations")
+                             .arg(kUsualWarmup)
+                             .arg(kUsualIterations));
+    runMore_->hide();
+    connect(runMore_, &QPushButton::clicked, this, [this]() {
+        useUsualTiming();
+        runOnce();
+    });
     buttons->addWidget(run_);
+    buttons->addWidget(runMore_);
     buttons->addWidget(runContinuously_);
     buttons->addWidget(cancel_);
     status_ = new QLabel(side);
@@ -273,6 +274,37 @@ void RunPanel::buildUi() {
     connect(run_, &QPushButton::clicked, this, [this]() { runOnce(); });
     connect(runContinuously_, &QPushButton::toggled, this, [this](bool on) { setContinuous(on); });
     connect(cancel_, &QPushButton::clicked, this, [this]() { cancel(); });
+
+    // A model that looks like an ImageNet classifier is offered the preset above the settings (it
+    // is below the fold at 1280x800): unnormalised 640x480 photos are not what it was trained on.
+    presetHint_ = new QFrame(side);
+    presetHint_->setObjectName(QStringLiteral("presetHint"));
+    presetHint_->setFrameShape(QFrame::StyledPanel);
+    auto* hintLayout = new QHBoxLayout(presetHint_);
+    hintLayout->setContentsMargins(6, 4, 6, 4);
+    auto* hintText = new QLabel(tr("This looks like an ImageNet classifier (3 input channels, "
+                                   "1000 classes): it expects 224x224 images, normalised."),
+                                presetHint_);
+    hintText->setWordWrap(true);
+    auto* usePreset = new QPushButton(tr("Use ImageNet Preset"), presetHint_);
+    usePreset->setObjectName(QStringLiteral("usePreset"));
+    auto* noPreset = new QToolButton(presetHint_);
+    noPreset->setText(QStringLiteral("\u00d7"));
+    noPreset->setToolTip(tr("Keep the images as they are"));
+    noPreset->setAutoRaise(true);
+    hintLayout->addWidget(hintText, 1);
+    hintLayout->addWidget(usePreset);
+    hintLayout->addWidget(noPreset);
+    presetHint_->hide();
+    connect(usePreset, &QPushButton::clicked, this, [this, imagenet]() {
+        imagenet->click();
+        presetHint_->hide();
+        showStatus(tr("ImageNet preprocessing: 224x224, RGB, mean 0.485/0.456/0.406, std "
+                      "0.229/0.224/0.225"),
+                   false);
+    });
+    connect(noPreset, &QToolButton::clicked, presetHint_, &QWidget::hide);
+    sideLayout->addWidget(presetHint_);
 
     auto* settingsScroll = new QScrollArea(side);
     settingsScroll->setWidget(settingsPanel);
@@ -292,9 +324,12 @@ void RunPanel::buildUi() {
     // Results.
     auto* results = new QSplitter(Qt::Vertical, splitter);
     outputs_ = new OutputPanel(results);
+    outputs_->setValuesLimit(kValuesLimit);
     connect(outputs_, &OutputPanel::problem, this,
             [this](const QString& why) { showStatus(why, true); });
     connect(outputs_, &OutputPanel::useCornersRequested, this, [this]() { useModelCorners(); });
+    connect(outputs_, &OutputPanel::firstNonFiniteRequested, this,
+            &RunPanel::firstNonFiniteRequested);
 
     auto* bottom = new QTabWidget(results);
     auto* timingPage = new QWidget(bottom);
@@ -389,88 +424,6 @@ void RunPanel::buildUi() {
     splitter->addWidget(results);
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({560, 720});
-}
-
-void RunPanel::showDevices(const std::vector<DeviceInfo>& devices) {
-    devices_ = devices;
-    const QString current = device_->currentData().toString();
-    device_->clear();
-    QStringList unavailable;
-    for (const DeviceInfo& d : devices) {
-        QString label = QString::fromStdString(d.id == "cpu" ? std::string("CPU") : d.id);
-        if (!d.name.empty() && d.id != "cpu") {
-            label += QStringLiteral(" · ") + QString::fromStdString(d.name);
-        }
-        if (d.memoryBytes > 0) {
-            label += QStringLiteral(" · %1 GiB")
-                         .arg(static_cast<double>(d.memoryBytes) / (1u << 30), 0, 'f', 1);
-        }
-        device_->addItem(label, QString::fromStdString(d.id));
-        if (!d.available) {
-            // Shown, but not selectable, with the reason.
-            const int row = device_->count() - 1;
-            device_->setItemData(row, QString::fromStdString(d.reason), Qt::ToolTipRole);
-            if (auto* model = qobject_cast<QStandardItemModel*>(device_->model())) {
-                model->item(row)->setEnabled(false);
-            }
-            unavailable << QString::fromStdString(d.reason);
-        }
-    }
-    const int restore = device_->findData(current);
-    device_->setCurrentIndex(restore >= 0 ? restore : 0);
-    deviceNote_->setText(unavailable.isEmpty()
-                             ? QString()
-                             : tr("CUDA: %1").arg(unavailable.join(QStringLiteral("; "))));
-}
-
-QString RunPanel::deviceNote() const {
-    return deviceNote_->text();
-}
-
-void RunPanel::setModel(const ModelInfo& model) {
-    if (!model_.modules.empty() && model.path == model_.path) {
-        model_ = model;
-        return; // a reload keeps what the person set
-    }
-    saveSettings();
-    model_ = model;
-    clearResults();
-    const QJsonObject saved =
-        QJsonDocument::fromJson(
-            QSettings().value(settingsKey(QString::fromStdString(model.path))).toString().toUtf8())
-            .object();
-    fillMethods();
-    const int method = method_->findText(saved.value(QStringLiteral("method")).toString());
-    if (method >= 0) {
-        method_->setCurrentIndex(method);
-    }
-    const int device = device_->findData(saved.value(QStringLiteral("device")).toString());
-    if (device >= 0) {
-        device_->setCurrentIndex(device);
-    }
-    warmup_->setValue(saved.value(QStringLiteral("warmup")).toInt(kDefaultWarmup));
-    iterations_->setValue(saved.value(QStringLiteral("iterations")).toInt(kDefaultIterations));
-    profile_->setChecked(saved.value(QStringLiteral("profile")).toBool(false));
-    const QJsonObject image = saved.value(QStringLiteral("image")).toObject();
-    imageSize_->setText(image.value(QStringLiteral("size")).toString());
-    imageOrder_->setCurrentIndex(
-        std::max(0, imageOrder_->findData(image.value(QStringLiteral("order")).toString())));
-    imageLayout_->setCurrentIndex(
-        std::max(0, imageLayout_->findData(image.value(QStringLiteral("layout")).toString())));
-    imageBatch_->setChecked(image.value(QStringLiteral("batch")).toBool(true));
-    imageDtype_->setCurrentIndex(
-        std::max(0, imageDtype_->findData(image.value(QStringLiteral("dtype")).toString())));
-    imageScale_->setText(image.value(QStringLiteral("scale")).toString(QStringLiteral("1/255")));
-    imageMean_->setText(image.value(QStringLiteral("mean")).toString());
-    imageStd_->setText(image.value(QStringLiteral("std")).toString());
-    if (!saved.isEmpty()) {
-        inputs_->restore(saved.value(QStringLiteral("inputs")).toArray());
-    } else if (const QString size = exportedImageSize(); !size.isEmpty()) {
-        // An exported program records its input's size: images are made that size from the start.
-        imageSize_->setText(size);
-    }
-    showStatus(tr("Ready to run %1").arg(QFileInfo(QString::fromStdString(model.path)).fileName()),
-               false);
 }
 
 void RunPanel::clearResults() {
@@ -650,225 +603,12 @@ void RunPanel::showStatus(const QString& text, bool problem) {
     }
 }
 
-OutputTreeModel* RunPanel::outputModel() const {
-    return outputs_->outputModel();
-}
-
-TensorTableModel* RunPanel::tableModel() const {
-    return outputs_->tableModel();
-}
-
-TopKModel* RunPanel::topKModel() const {
-    return outputs_->topKModel();
-}
-
-QString RunPanel::topKNote() const {
-    return outputs_->topKNote();
-}
-
-OutputImageView* RunPanel::imageView() const {
-    return outputs_->imageView();
-}
-
-const std::optional<RunResult>& RunPanel::keptResult() const {
-    return outputs_->keptResult();
-}
-
-void RunPanel::keepResult() {
-    outputs_->keepResult();
-}
-
-QString RunPanel::comparisonText() const {
-    return outputs_->comparisonText();
-}
-
 QString RunPanel::statusText() const {
     return status_->text();
 }
 
-QString RunPanel::framesLine() const {
-    return tr("%1 fps shown · %2 dropped%3")
-        .arg(player_->shownFps(), 0, 'f', 1)
-        .arg(player_->droppedFrames())
-        .arg(player_->recording() ? tr(" · ● recording") : QString());
-}
-
-void RunPanel::showResult(const RunResult& result) {
-    showingFrames_ = false;
-    last_ = result;
-    const RunRecord& record = history_->add(result);
-    plot_->setRuns(history_->runs());
-    const TimingStats& s = result.stats;
-    const QStringList overlay = {
-        QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
-                                      QString::fromStdString(result.deviceName)),
-        tr("p50 %1 ms   p90 %2 ms").arg(s.p50, 0, 'f', 2).arg(s.p90, 0, 'f', 2),
-        tr("%1 fps at p50").arg(s.p50 > 0 ? 1000.0 / s.p50 : 0.0, 0, 'f', 1),
-        (result.synchronized ? tr("%1 iterations after %2 warm-up, synchronized")
-                             : tr("%1 iterations after %2 warm-up"))
-            .arg(result.samplesMs.size())
-            .arg(result.warmup)};
-    outputs_->imageView()->setOverlay(overlay);
-    outputs_->resultView()->setOverlay(overlay);
-    // The Result page draws over the run's image input (the first one, a list's first element).
-    if (const InputSpec* spec = running_ ? firstImageInput(running_->inputs) : nullptr) {
-        outputs_->setInputImage(QString::fromStdString(spec->path),
-                                QSize(spec->image.width, spec->image.height));
-    } else {
-        outputs_->setInputImage({}, {});
-    }
-    outputs_->showResult(result);
-    if (result.profiled) {
-        profileModel_->setProfile(result.profile);
-        profileSummary_->setText(
-            tr("Profiled run: %1 ms end to end, %2 ms in %3 operator kinds; "
-               "profiling added %4 (against the p50 of the timed runs). The "
-               "module tree on the Model tab shows each module's share.")
-                .arg(result.profile.wallMs, 0, 'f', 2)
-                .arg(result.profile.operatorMs, 0, 'f', 2)
-                .arg(result.profile.operators.size())
-                .arg(s.p50 > 0 ? QStringLiteral("%1 %").arg(
-                                     100.0 * (result.profile.wallMs / s.p50 - 1), 0, 'f', 0)
-                               : QStringLiteral("?")));
-        Q_EMIT profileReady(result.profile);
-    }
-    showStatus(tr("Run %1: p50 %2 ms on %3")
-                   .arg(record.number)
-                   .arg(s.p50, 0, 'f', 3)
-                   .arg(QString::fromStdString(result.device)),
-               false);
-    Q_EMIT runShown(result);
-}
-
-bool RunPanel::useModelCorners() {
-    const auto& corners = outputs_->pageCorners();
-    if (!warpEditor_ || corners.size() != 4) {
-        return false;
-    }
-    // The corners are in pixels of the picture the model saw; the warp editor's image is the
-    // frame it came from (put there) or the image file at its own size.
-    const cv::Mat& frame = outputs_->inputFrame();
-    if (!frame.empty()) {
-        const QImage image(frame.data, frame.cols, frame.rows, static_cast<qsizetype>(frame.step),
-                           QImage::Format_BGR888);
-        warpEditor_->setImage(image.copy());
-    }
-    const cv::Mat& drawn = outputs_->renderedFrame();
-    const QImage& source = warpEditor_->sourceImage();
-    const double sx = drawn.cols > 0 && !source.isNull() ? double(source.width()) / drawn.cols : 1;
-    const double sy = drawn.rows > 0 && !source.isNull() ? double(source.height()) / drawn.rows : 1;
-    Quad quad;
-    for (size_t i = 0; i < 4; ++i) {
-        quad[i] = Point{corners[i].first * sx, corners[i].second * sy};
-    }
-    const QSize page = outputs_->pageSize().isEmpty() ? QSize(200, 280) : outputs_->pageSize();
-    if (!warpEditor_->placeSourceQuad(quad, page.width(), page.height(),
-                                      tr("Use the Model's Corners"))) {
-        showStatus(tr("The model's corners cannot be a warp: %1").arg(warpEditor_->message()),
-                   true);
-        return false;
-    }
-    showStatus(tr("The warp editor's handles are on the model's corners (Warp workspace): drag "
-                  "them to compare, and run classify_page with the warp input to see the kind"),
-               false);
-    Q_EMIT modelCornersUsed();
-    return true;
-}
-
 void RunPanel::setDemoVideo(const QString& path) {
     player_->setDemoVideo(path);
-}
-
-void RunPanel::showFrame(const FrameResult& frame) {
-    showingFrames_ = true;
-    const RunResult& result = frame.run;
-    last_ = result;
-    const double ms = result.samplesMs.empty() ? 0 : result.samplesMs.front();
-    if (!liveRecord_ || liveRun_.model != result.model || liveRun_.device != result.device ||
-        liveRun_.method != result.method) {
-        liveRun_ = result;
-        liveRun_.output = {};
-        liveRun_.samplesMs.clear();
-        history_->add(liveRun_);
-        liveRecord_ = true;
-    }
-    liveRun_.samplesMs.push_back(ms);
-    constexpr size_t kKeptSamples = 20000;
-    if (liveRun_.samplesMs.size() > kKeptSamples) {
-        liveRun_.samplesMs.erase(liveRun_.samplesMs.begin());
-    }
-    liveRun_.stats = computeStats(liveRun_.samplesMs);
-    const QString source = QFileInfo(player_->source()).fileName();
-    history_->replaceLast(liveRun_,
-                          tr("%1 · %2 · %3 frames of %4")
-                              .arg(QFileInfo(QString::fromStdString(result.model)).fileName(),
-                                   QString::fromStdString(result.device))
-                              .arg(liveRun_.samplesMs.size())
-                              .arg(source.isEmpty() ? player_->source() : source));
-    plot_->setRuns(history_->runs());
-    const TimingStats& s = liveRun_.stats;
-    const SourceInfo& info = player_->info();
-    const QString frameText = info.frames > 0
-                                  ? tr("frame %1/%2").arg(frame.index + 1).arg(info.frames)
-                                  : tr("frame %1").arg(frame.index + 1);
-    const QStringList overlay = {
-        QStringLiteral("%1 · %2").arg(QString::fromStdString(result.device),
-                                      QString::fromStdString(result.deviceName)),
-        tr("%1 · this frame %2 ms · p50 %3 ms")
-            .arg(frameText)
-            .arg(ms, 0, 'f', 2)
-            .arg(s.p50, 0, 'f', 2),
-        framesLine()};
-    outputs_->imageView()->setOverlay(overlay);
-    outputs_->resultView()->setOverlay(overlay);
-    QString why;
-    const auto request = buildRequest(&why);
-    const InputSpec* spec = request ? firstImageInput(request->inputs) : nullptr;
-    const cv::Mat bgr(frame.height, frame.width, CV_8UC3,
-                      const_cast<unsigned char*>(frame.bgr.data()));
-    outputs_->setInputFrame(bgr, spec ? QSize(spec->image.width, spec->image.height) : QSize());
-    outputs_->showResult(result);
-    if (player_->recording()) {
-        player_->record(outputs_->renderedFrame().empty() ? bgr : outputs_->renderedFrame(),
-                        frame.dropped);
-    }
-    showStatus(tr("%1 (%2): %3 ms on %4")
-                   .arg(QString::fromStdString(frame.name), frameText)
-                   .arg(ms, 0, 'f', 2)
-                   .arg(QString::fromStdString(result.device)),
-               false);
-    Q_EMIT runShown(result);
-}
-
-QJsonObject RunPanel::settings() const {
-    const QJsonArray rows = inputs_->settings();
-    return {
-        {QStringLiteral("method"), method_->currentText()},
-        {QStringLiteral("device"), device_->currentData().toString()},
-        {QStringLiteral("warmup"), warmup_->value()},
-        {QStringLiteral("iterations"), iterations_->value()},
-        {QStringLiteral("profile"), profile_->isChecked()},
-        {QStringLiteral("inputs"), rows},
-        {QStringLiteral("image"),
-         QJsonObject{{QStringLiteral("size"), imageSize_->text()},
-                     {QStringLiteral("order"), imageOrder_->currentData().toString()},
-                     {QStringLiteral("layout"), imageLayout_->currentData().toString()},
-                     {QStringLiteral("batch"), imageBatch_->isChecked()},
-                     {QStringLiteral("dtype"), imageDtype_->currentData().toString()},
-                     {QStringLiteral("scale"), imageScale_->text()},
-                     {QStringLiteral("mean"), imageMean_->text()},
-                     {QStringLiteral("std"), imageStd_->text()}}},
-    };
-}
-
-void RunPanel::saveSettings() const {
-    if (model_.modules.empty()) {
-        return;
-    }
-    QSettings settings;
-    settings.setValue(
-        settingsKey(QString::fromStdString(model_.path)),
-        QString::fromUtf8(QJsonDocument(this->settings()).toJson(QJsonDocument::Compact)));
 }
 
 } // namespace scriptscope

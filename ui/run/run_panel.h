@@ -9,6 +9,7 @@
 #include <run_types.h>
 #include <schema.h>
 
+#include <QFrame>
 #include <QJsonObject>
 #include <QWidget>
 
@@ -16,6 +17,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFrame;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -86,12 +88,27 @@ public:
     // Sets an argument's source ("image", "warp", "random", "zeros", "ones", "file", "value",
     // "none", "default", "elements") and value text; elements through inputTable().
     void setInput(int argument, const QString& source, const QString& value = {});
+    // Its first 4-D weight takes 3 channels and its last 2-D weight gives 1000 scores.
+    static bool looksLikeImageNetClassifier(const ModelInfo& model);
+    // The usual warm-ups and iterations (a model's first run is a single iteration): what Run
+    // More sets, and the demo's first run.
+    static constexpr int kUsualWarmup = 2;
+    static constexpr int kUsualIterations = 20;
+    void useUsualTiming();
+    QPushButton* runMoreButton() const { return runMore_; }
+    QWidget* presetHint() const { return presetHint_; }
+    // The lines drawn over a run's result: device, p50/p90, rate, iterations and warm-ups.
+    static QStringList timingOverlay(const RunResult& result);
+    // "48.3 fps at p50", "0.69 fps"... "one run every 53.1 s at p50" below one a second.
+    static QString rateText(double p50Ms);
 
 Q_SIGNALS:
     void runShown(const scriptscope::RunResult& result);
     void runFailed(const QString& message);
     void profileReady(const scriptscope::RunProfile& profile);
     void modelCornersUsed();
+    // The output's NaN warning asks where the first NaN was made (the Numerics workspace says).
+    void firstNonFiniteRequested();
 
 private:
     void buildUi();
@@ -145,6 +162,9 @@ private:
     QPushButton* run_ = nullptr;
     QPushButton* runContinuously_ = nullptr;
     QPushButton* cancel_ = nullptr;
+    QPushButton* runMore_ = nullptr; // after a first single iteration
+    QFrame* presetHint_ = nullptr;   // "looks like an ImageNet classifier"
+
     QLabel* status_ = nullptr;
 
     OutputPanel* outputs_ = nullptr;

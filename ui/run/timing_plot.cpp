@@ -2,6 +2,8 @@
 
 #include <stats.h>
 
+#include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QPageSize>
 #include <QPainter>
@@ -79,12 +81,45 @@ TimingPlot::TimingPlot(QWidget* parent)
     iterations_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     iterations_->legend->setWrap(2);
     iterations_->legend->setBorderPen(Qt::NoPen);
+    iterationsInlineTitle_ = inlineTitle(iterations_, iterationsTitle_->text());
+    histogramInlineTitle_ = inlineTitle(histogram_, histogramTitle_->text());
     applyPalette();
+}
+
+QCPItemText* TimingPlot::inlineTitle(QCustomPlot* plot, const QString& text) {
+    auto* title = new QCPItemText(plot);
+    title->setObjectName(QStringLiteral("inlineTitle"));
+    title->position->setType(QCPItemPosition::ptAxisRectRatio);
+    title->position->setCoords(0.01, 0.02);
+    title->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    title->setText(text);
+    QFont font(this->font().family(), 8);
+    font.setBold(true);
+    title->setFont(font);
+    title->setVisible(false);
+    return title;
 }
 
 void TimingPlot::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     setCompact(height() < kCompactHeight);
+    fitLegend();
+    fitTicks();
+}
+
+void TimingPlot::fitTicks() {
+    // Tick labels a narrow plot (a small window, QT_SCALE_FACTOR=2) has room for, never touching:
+    // the widest label of each axis, with a gap, per tick.
+    for (QCustomPlot* plot : {iterations_, histogram_}) {
+        const QFontMetrics metrics(plot->xAxis->tickLabelFont());
+        const QCPRange range = plot->xAxis->range();
+        const int label =
+            std::max(metrics.horizontalAdvance(QString::number(range.upper, 'g', 4)),
+                     metrics.horizontalAdvance(QString::number(range.lower, 'g', 4))) +
+            metrics.horizontalAdvance(QStringLiteral("00"));
+        const int width = std::max(1, plot->axisRect()->width());
+        plot->xAxis->ticker()->setTickCount(std::clamp(width / std::max(1, label) - 1, 1, 4));
+    }
 }
 
 void TimingPlot::setCompact(bool compact) {
@@ -113,10 +148,14 @@ void TimingPlot::setCompact(bool compact) {
     histogramTitle_->setVisible(!compact);
     legendRow_->setVisible(!compact);
     for (int i = 0; i < histogram_->itemCount(); ++i) {
-        if (auto* key = qobject_cast<QCPItemText*>(histogram_->item(i))) {
+        if (auto* key = qobject_cast<QCPItemText*>(histogram_->item(i));
+            key && key != histogramInlineTitle_) {
             key->setVisible(!compact);
         }
     }
+    // The titles stay, small, inside the axes' top corner: they cost no height there.
+    iterationsInlineTitle_->setVisible(compact);
+    histogramInlineTitle_->setVisible(compact);
     iterations_->replot();
     histogram_->replot();
 }
@@ -142,30 +181,61 @@ void TimingPlot::applyPalette() {
     }
 }
 
+QString TimingPlot::legendName(const RunRecord& run) {
+    // The model's file name, elided in the middle past 24 characters: the history table beside
+    // has the whole label.
+    QString model = QFileInfo(QString::fromStdString(run.result.model)).fileName();
+    if (model.size() > 24) {
+        model = model.left(11) + QStringLiteral("\u2026") + model.right(12);
+    }
+    return QStringLiteral("#%1 %2%3 · p50 %4 ms")
+        .arg(run.number)
+        .arg(model.isEmpty() ? QString() : model + QStringLiteral(" · "),
+             QString::fromStdString(run.result.device))
+        .arg(run.result.stats.p50, 0, 'f', 2);
+}
+
+void TimingPlot::fitLegend() {
+    // As many columns as the widest name leaves room for: one name is never cut.
+    const QFontMetrics metrics(iterations_->legend->font());
+    int widest = 0;
+    for (int i = 0; i < iterations_->legend->itemCount(); ++i) {
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(iterations_->legend->item(i))) {
+            widest = std::max(widest, metrics.horizontalAdvance(item->plottable()->name()));
+        }
+    }
+    const int perName = widest + iterations_->legend->iconSize().width() + 24;
+    const int columns = std::clamp(perName > 0 ? (iterations_->width() - 10) / perName : 2, 1, 2);
+    if (iterations_->legend->wrap() != columns) {
+        iterations_->legend->setWrap(columns);
+    }
+}
+
 void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
     iterations_->clearGraphs();
     double maxY = 0;
     int maxX = 1;
     // Every run is drawn; the legend names the latest ones and counts the rest, so that it never
-    // squeezes the plot (16 runs once left it 20 px).
+    // squeezes the plot (16 runs once left it 20 px). The latency axis is scaled to the named
+    // runs: a slow first run (a 53 s one) must not flatten the later ones, and it is still drawn,
+    // paler, where it reaches into the plot.
     const size_t named = std::min(runs.size(), kLegendRuns);
     const size_t earlier = runs.size() - named;
+    bool clipped = false;
     for (size_t r = 0; r < runs.size(); ++r) {
         const auto& samples = runs[r].result.samplesMs;
         QVector<double> x, y;
         for (size_t i = 0; i < samples.size(); ++i) {
             x.push_back(static_cast<double>(i + 1));
             y.push_back(samples[i]);
-            maxY = std::max(maxY, samples[i]);
+            if (r >= earlier) {
+                maxY = std::max(maxY, samples[i]);
+            }
         }
         maxX = std::max(maxX, static_cast<int>(samples.size()));
         QCPGraph* graph = iterations_->addGraph();
         graph->setData(x, y, true);
-        // Short, so that two fit side by side: the history table beside has the whole label.
-        graph->setName(QStringLiteral("#%1 %2 · p50 %3 ms")
-                           .arg(runs[r].number)
-                           .arg(QString::fromStdString(runs[r].result.device))
-                           .arg(runs[r].result.stats.p50, 0, 'f', 2));
+        graph->setName(legendName(runs[r]));
         QColor colour = seriesColor(static_cast<int>(r));
         if (r < earlier) {
             colour.setAlpha(110); // earlier runs stay for comparison, quieter
@@ -174,20 +244,28 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
         graph->setPen(QPen(colour, 1.5));
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
     }
+    for (size_t r = 0; r < earlier; ++r) {
+        const auto& samples = runs[r].result.samplesMs;
+        clipped = clipped || std::any_of(samples.begin(), samples.end(),
+                                         [&](double v) { return v > maxY * 1.15; });
+    }
     if (earlier > 0) {
         // A legend line without a series: how many runs it does not name.
         QCPGraph* more = iterations_->addGraph();
         more->setPen(Qt::NoPen);
-        more->setName(earlier == 1 ? tr("and 1 earlier run (paler)")
-                                   : tr("and %1 earlier runs (paler)").arg(earlier));
+        const QString above = clipped ? tr(", some above the plot") : QString();
+        more->setName(earlier == 1 ? tr("and 1 earlier run (paler%1)").arg(above)
+                                   : tr("and %1 earlier runs (paler%2)").arg(earlier).arg(above));
     }
     iterations_->xAxis->setRange(0.5, maxX + 0.5);
     iterations_->yAxis->setRange(0, maxY > 0 ? maxY * 1.15 : 1);
     iterations_->legend->setVisible(!runs.empty());
-    iterations_->replot();
+    fitLegend();
 
     histogram_->clearPlottables();
     histogram_->clearItems();
+    histogramInlineTitle_ = inlineTitle(histogram_, histogramTitle_->text());
+    histogramInlineTitle_->setVisible(compact_);
     if (!runs.empty()) {
         const RunResult& last = runs.back().result;
         const Histogram bins = histogram(last.samplesMs, 20);
@@ -245,6 +323,8 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
         // Room above the bars for the key.
         histogram_->yAxis->setRange(0, maxCount * 1.6);
     }
+    fitTicks();
+    iterations_->replot();
     histogram_->replot();
 }
 

@@ -10,6 +10,7 @@
 
 class QCustomPlot;
 class QCPLayoutGrid;
+class QCPItemText;
 class QCPTextElement;
 
 namespace scriptscope {
@@ -25,6 +26,8 @@ public:
 
     explicit TimingPlot(QWidget* parent = nullptr);
     void setRuns(const std::vector<RunRecord>& runs);
+    // A run's line in the legend: "#3 resnet50.pt · cpu · p50 12.40 ms".
+    static QString legendName(const RunRecord& run);
     QCustomPlot* iterationsPlot() const { return iterations_; }
     QCustomPlot* histogramPlot() const { return histogram_; }
     bool compact() const { return compact_; }
@@ -39,9 +42,15 @@ protected:
 private:
     void applyPalette();
     void setCompact(bool compact);
+    void fitLegend();
+    QCPItemText* inlineTitle(QCustomPlot* plot, const QString& text);
+    void fitTicks();
     bool compact_ = false;
     QCPTextElement* iterationsTitle_ = nullptr;
     QCPTextElement* histogramTitle_ = nullptr;
+    // The titles inside the axes while compact.
+    QCPItemText* iterationsInlineTitle_ = nullptr;
+    QCPItemText* histogramInlineTitle_ = nullptr;
     QCPLayoutGrid* legendRow_ = nullptr;
     QCustomPlot* iterations_ = nullptr;
     QCustomPlot* histogram_ = nullptr;

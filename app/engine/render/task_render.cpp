@@ -272,6 +272,19 @@ void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOpt
                 break;
             }
         }
+    } else if (result.kind == TaskKind::Flow && !result.flowRgb.empty()) {
+        // The flow in the colour wheel over the whole picture (it is the model's picture of the
+        // motion), with its longest vector named.
+        cv::Mat flow(result.height, result.width, CV_8UC3,
+                     const_cast<uint8_t*>(result.flowRgb.data()));
+        cv::Mat bgr;
+        cv::cvtColor(flow, bgr, cv::COLOR_RGB2BGR);
+        cv::resize(bgr, image, image.size(), 0, 0,
+                   bgr.cols > image.cols ? cv::INTER_AREA : cv::INTER_NEAREST);
+        char longest[48];
+        std::snprintf(longest, sizeof longest, "longest %.3g px", result.flowMaxNorm);
+        TagColumn column(image, scale);
+        column.add(longest, cv::Scalar(60, 60, 60), 1);
     } else if (result.kind == TaskKind::Classification) {
         TagColumn column(image, scale);
         for (size_t i = 0; i < result.topK.size(); ++i) {

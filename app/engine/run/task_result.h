@@ -2,11 +2,15 @@
 // and scores (torchvision's List[Dict[str, Tensor]], the (losses, detections) tuple scripted
 // detectors return, N x 4 / N x 6 box tensors), a segmentation's per-pixel classes (N x C x H x W
 // logits, or a dict with "out"), a classifier's top-k (N x K, softmax applied to logits), a
-// document's page (a dict with corners, the rectified page and scores per kind). Plain
-// C++ on OutputValue (its `values` must be there: RunRequest::valuesLimit).
+// document's page (a dict with corners, the rectified page and scores per kind), an optical flow
+// (RAFT's list of N x 2 x H x W estimates). The tensor is found wherever it sits in the output (a
+// classifier's (logits, None, None), a segmenter's dict, a detector's (losses, detections)); scores
+// that hold NaN or Inf are not interpreted. Plain C++ on OutputValue (its `values` must be there:
+// RunRequest::valuesLimit).
 #pragma once
 
 #include "error.h"
+#include "labels.h"
 #include "run_types.h"
 
 #include <cstdint>
@@ -16,26 +20,11 @@
 
 namespace scriptscope {
 
-enum class TaskKind { Auto, None, Classification, Detection, Segmentation, Page };
+enum class TaskKind { Auto, None, Classification, Detection, Segmentation, Page, Flow };
 const char* toString(TaskKind kind);
-// "auto", "none", "classification", "detection", "segmentation", "page"; false for another name.
+// "auto", "none", "classification", "detection", "segmentation", "page", "flow"; false for
+// another name.
 bool taskKindFromName(const std::string& name, TaskKind& kind);
-
-struct LabelSet {
-    std::string name;               // "ImageNet-1k", "COCO", "Pascal VOC", or the file's name
-    std::vector<std::string> names; // by class index
-    std::string nameOf(int64_t index) const;
-};
-
-// The sets built in (from torchvision's metadata, resources/labels/make_labels.py): "imagenet",
-// "coco", "voc"; nullptr for another name.
-const LabelSet* builtinLabels(const std::string& key);
-// One name per line, in index order (blank lines kept as empty names; a trailing one dropped).
-LabelSet labelsFromText(const std::string& name, const std::string& text);
-Expected<LabelSet> readLabelsFile(const std::string& path);
-// An archive's own labels: the extra file labels.txt (or classes.txt), one name per line.
-// Empty names when it has none.
-LabelSet labelsFromExtraFiles(const std::map<std::string, std::string>& extraFiles);
 
 struct DetectedObject {
     double x0 = 0, y0 = 0, x1 = 0, y1 = 0; // pixels of the model's input image
@@ -72,6 +61,13 @@ struct TaskResult {
     int pageWidth = 0, pageHeight = 0;
     std::vector<uint8_t> pageRgb;
     bool softmaxApplied = false; // the values were logits
+    // Flow: the (last) estimate drawn in the colour wheel (width x height x 3, RGB) and its
+    // longest vector in pixels
+    std::vector<uint8_t> flowRgb;
+    double flowMaxNorm = 0;
+    // Where in the output the interpreted value sits ("[0]", "['out']", "[3]"), empty for the
+    // output itself.
+    std::string where;
 };
 
 struct TaskOptions {
@@ -87,5 +83,16 @@ struct TaskOptions {
 const LabelSet* scoreLabels(const TaskOptions& options, size_t classes);
 
 TaskResult interpretOutput(const OutputValue& output, const TaskOptions& options);
+
+// The tensors of an output that hold NaN or Inf, in the output's order: where each sits ("" for
+// the output itself, "[0]", "['out']") and how many of each.
+struct NonFiniteTensor {
+    std::string where;
+    int64_t nanCount = 0, infCount = 0, numel = 0;
+};
+std::vector<NonFiniteTensor> nonFiniteTensors(const OutputValue& output);
+// One line for a warning: "the output holds 4 NaN (all 4 of its values)", "[0] holds 2 NaN and 1
+// Inf of 1000 values, ['aux'] 3 NaN of 1000"; empty when every value is finite.
+std::string nonFiniteSummary(const OutputValue& output);
 
 } // namespace scriptscope
