@@ -250,8 +250,17 @@ private Q_SLOTS:
         QTest::mousePress(view->viewport(), Qt::LeftButton, {}, from);
         QTest::mouseMove(view->viewport(), far);
         QVERIFY(editor_->message().startsWith(QStringLiteral("Not applied")));
+        // The reason is over the picture too, where the person is looking while dragging.
+        QVERIFY2(view->notice().startsWith(QStringLiteral("Not applied")),
+                 qPrintable(view->notice()));
         saveScreenshot(editor_.get(), QStringLiteral("warp-editor-refused"));
         QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, far);
+        // The snap back is said, with the reason, until the next drag.
+        QVERIFY2(view->notice().startsWith(QStringLiteral("Back to the last corner that warps")) &&
+                     (view->notice().contains(QStringLiteral("self-intersecting")) ||
+                      view->notice().contains(QStringLiteral("collapsed"))),
+                 qPrintable(view->notice()));
+        saveScreenshot(editor_.get(), QStringLiteral("warp-editor-snapped-back"));
         QCOMPARE(editor_->matrix(), before);
         QCOMPARE(editor_->undoStack()->count(), 0);
         QVERIFY(editor_->message().contains(QStringLiteral("self-intersecting")) ||

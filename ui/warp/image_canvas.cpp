@@ -438,8 +438,29 @@ void ImageCanvas::leaveEvent(QEvent* event) {
 
 void ImageCanvas::paintEvent(QPaintEvent* event) {
     QGraphicsView::paintEvent(event);
+    if (!notice_.isEmpty()) {
+        QPainter painter(viewport());
+        painter.setRenderHint(QPainter::Antialiasing);
+        const QRect area = viewport()->rect().adjusted(12, 8, -12, 0);
+        QRect box = painter.fontMetrics().boundingRect(area, Qt::TextWordWrap, notice_);
+        box = box.adjusted(-8, -5, 8, 5);
+        box.moveTop(8);
+        box.moveLeft(std::max(4, (viewport()->width() - box.width()) / 2));
+        painter.setPen(Qt::NoPen);
+        painter.setBrush(QColor(0xb7, 0x1c, 0x1c, 225));
+        painter.drawRoundedRect(box, 6, 6);
+        painter.setPen(Qt::white);
+        painter.drawText(box.adjusted(8, 5, -8, -5), Qt::TextWordWrap | Qt::AlignCenter, notice_);
+    }
     ++paintCount_;
     Q_EMIT painted();
+}
+
+void ImageCanvas::setNotice(const QString& text) {
+    if (text != notice_) {
+        notice_ = text;
+        viewport()->update();
+    }
 }
 
 void ImageCanvas::drawForeground(QPainter* painter, const QRectF& rect) {

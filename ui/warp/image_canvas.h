@@ -61,6 +61,10 @@ public:
     QRectF visibleSceneRect() const;
 
     quint64 paintCount() const { return paintCount_; }
+    // A sentence over the top of the view, where the person is looking (why a drag is refused);
+    // empty: none.
+    void setNotice(const QString& text);
+    QString notice() const { return notice_; }
 
 Q_SIGNALS:
     void handlePressed(int index);
@@ -108,6 +112,7 @@ private:
     bool grid_ = false;
     double gridSpacing_ = 32;
     quint64 paintCount_ = 0;
+    QString notice_;
     QRectF fitted_; // while not empty, resizing keeps this rectangle fitted
 };
 

@@ -184,7 +184,10 @@ void WarpEditor::buildUi() {
     layout->addWidget(pixel_);
 
     for (ImageCanvas* view : {sourceView_, outputView_}) {
-        connect(view, &ImageCanvas::handlePressed, this, [this]() { dragging_ = true; });
+        connect(view, &ImageCanvas::handlePressed, this, [this, view]() {
+            dragging_ = true;
+            view->setNotice({});
+        });
         connect(view, &ImageCanvas::handleDragged, this, &WarpEditor::dragHandle);
         connect(view, &ImageCanvas::handleReleased, this, [this]() { finishDrag(); });
         connect(view, &ImageCanvas::handleNudged, this, &WarpEditor::nudgeHandle);
@@ -407,11 +410,15 @@ void WarpEditor::dragHandle(int index, QPointF position) {
     auto next = withHandles(shownState_, *quad, source_.width(), source_.height());
     if (!next) {
         view->setHandles(quad, true);
-        setMessage(tr("Not applied: %1").arg(QString::fromStdString(next.error().message)), true);
+        const QString why = QString::fromStdString(next.error().message);
+        setMessage(tr("Not applied: %1").arg(why), true);
+        // Over the picture, where the person is looking (the panel may be out of view).
+        view->setNotice(tr("Not applied: %1").arg(why));
         return;
     }
     view->setHandles(quad, false);
     view->selectHandle(index);
+    view->setNotice({});
     setMessage({}, false);
     display(*next, false);
 }
@@ -419,14 +426,18 @@ void WarpEditor::dragHandle(int index, QPointF position) {
 void WarpEditor::finishDrag() {
     dragging_ = false;
     const bool refused = message_->text().startsWith(tr("Not applied"));
+    const QString text = message_->text();
     if (shownState_ != state_) {
-        const QString text = message_->text();
         applyState(shownState_, tr("Drag corner"));
-        if (refused) {
-            setMessage(text, true); // the last position was refused: say so after snapping back
-        }
     } else {
         display(state_, true);
+    }
+    if (refused) {
+        // The corner goes back to its last position that could warp: said, with the reason,
+        // in the panel and over the picture (until the next drag).
+        const QString why = text.mid(tr("Not applied: ").size());
+        setMessage(text, true);
+        handleView()->setNotice(tr("Back to the last corner that warps: %1").arg(why));
     }
     Q_EMIT dragFinished();
 }
