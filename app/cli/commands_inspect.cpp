@@ -288,6 +288,10 @@ int commandInfo(const Options& o) {
         std::cout << "File        " << p.path << " (" << formatBytes(p.fileSize) << ")\n"
                   << "Kind        " << toString(p.kind) << "\n"
                   << "Summary     " << p.summary << "\n";
+        // The verdict before the records that follow it (hundreds of lines for a real model).
+        if (!p.damage.empty()) {
+            std::cout << "DAMAGED     " << p.damage << "\n";
+        }
         if (p.kind == FileKind::TorchScript) {
             std::cout << "Archive     " << p.archiveName << "/\n"
                       << "Version     " << (p.versionText.empty() ? "(missing)" : p.versionText)
@@ -355,9 +359,6 @@ int commandInfo(const Options& o) {
         }
         for (const auto& note : p.notes) {
             std::cout << "Note        " << note << "\n";
-        }
-        if (!p.damage.empty()) {
-            std::cout << "DAMAGED     " << p.damage << "\n";
         }
         if (o.showCode) {
             for (const auto& [name, code] : p.codeFiles) {

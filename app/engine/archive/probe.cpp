@@ -421,12 +421,17 @@ void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
         readStorages(zip, prefix, result);
         const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
                                            [](const OperatorUse& op) { return !op.registered; });
-        result.summary = "a TorchScript archive (torch.jit.save), serialization version " +
-                         (result.version >= 0 ? std::to_string(result.version)
-                                              : "'" + result.versionText + "'") +
-                         ", " + std::to_string(result.records.size()) + " records, " +
-                         std::to_string(result.operators.size()) + " operators" +
-                         (missing ? " (" + std::to_string(missing) + " not registered)" : "") + ".";
+        // The verdict first: a damaged archive says so before what it would otherwise be.
+        result.summary =
+            (result.damage.empty()
+                 ? std::string("a TorchScript archive (torch.jit.save), ")
+                 : "a DAMAGED TorchScript archive (torch.jit.save): " + result.damage + "; ") +
+            "serialization version " +
+            (result.version >= 0 ? std::to_string(result.version)
+                                 : "'" + result.versionText + "'") +
+            ", " + std::to_string(result.records.size()) + " records, " +
+            std::to_string(result.operators.size()) + " operators" +
+            (missing ? " (" + std::to_string(missing) + " not registered)" : "") + ".";
         if (result.versionText.empty()) {
             result.summary += " It has no version record: it is damaged.";
         } else if (result.version < 0) {

@@ -1,5 +1,7 @@
 #include "exported_text.h"
 
+#include "code_names.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -266,18 +268,36 @@ static std::string readableModule(const Pt2Model& model, const std::string& clas
             }
         }
     }
+    // The code's own names for the nodes, made in the order it writes them.
+    CodeNamespace namespace_;
+    for (const FxNode& node : nodes) {
+        if (node.op != "output") {
+            namespace_.nameOf(node.name);
+        }
+    }
+    const auto& names = namespace_.names();
+    const auto renamed = [&](const std::string& text) { return withCodeNames(text, names); };
+    const auto codeName = [&](const std::string& name) {
+        const auto found = names.find(name);
+        return found != names.end() ? found->second : name;
+    };
     std::vector<std::string> freeVariables;
     std::string body;
     std::string previousSummary;
     bool first = true;
     for (const FxNode& node : nodes) {
         if (node.op == "placeholder") {
+            // The signature keeps the input's own name; a name the code may not use (a builtin's:
+            // forward(self, input)) is taken into its own one first: input_1 = input.
             freeVariables.push_back(
-                node.name + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\""));
+                node.target + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\""));
+            if (codeName(node.name) != node.target) {
+                body += codeName(node.name) + " = " + node.target + "\n";
+            }
             continue;
         }
         if (node.op == "output") {
-            body += "return " + node.args.front().repr + "\n";
+            body += "return " + renamed(node.args.front().repr) + "\n";
             continue;
         }
         const std::string trace = stackTraceSummary(node.stackTrace);
@@ -289,22 +309,27 @@ static std::string readableModule(const Pt2Model& model, const std::string& clas
         }
         first = false;
         const std::string lhs =
-            node.name + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\"");
+            codeName(node.name) + (node.annotation.empty() ? "" : ": \"" + node.annotation + "\"");
         if (node.op == "get_attr") {
             body += lhs + " = self." + node.target;
         } else if (node.callable == "operator.getitem") {
-            body += lhs + " = " + node.args[0].repr + "[" + node.args[1].repr + "]";
+            body +=
+                lhs + " = " + renamed(node.args[0].repr) + "[" + renamed(node.args[1].repr) + "]";
         } else {
             std::vector<std::string> args;
             for (const FxArgument& argument : node.args) {
-                args.push_back(argument.keyword.empty() ? argument.repr
-                                                        : argument.keyword + " = " + argument.repr);
+                args.push_back(argument.keyword.empty()
+                                   ? renamed(argument.repr)
+                                   : argument.keyword + " = " + renamed(argument.repr));
             }
             body += lhs + " = " + node.callable + "(" + join(args, ", ") + ")";
         }
-        std::vector<std::string> deleted = lastUses[node.name];
+        std::vector<std::string> deleted;
+        for (const std::string& value : lastUses[node.name]) {
+            deleted.push_back(codeName(value));
+        }
         if (users[node.name] == 0) {
-            deleted.push_back(node.name);
+            deleted.push_back(codeName(node.name));
         }
         body += deleted.empty() ? "\n" : ";  " + join(deleted, " = ") + " = None\n";
     }

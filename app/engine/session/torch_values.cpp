@@ -358,7 +358,44 @@ Status saveValueFile(const c10::IValue& value, const std::string& path) {
     return std::nullopt;
 }
 
-std::vector<char> saveValueBytes(const c10::IValue& value) {
+namespace {
+
+// Lists as Python's plain lists. The Pickler writes List[Tensor], List[int], List[float] and
+// List[bool] through torch.jit._pickle.build_tensorlist (build_intlist, ...), which torch.load
+// refuses from PyTorch 2.6 on (weights_only: "Unsupported global"); a list of Any is written as
+// a list. Tuples and dicts keep their shape, their elements converted alike.
+c10::IValue withPlainLists(const c10::IValue& value) {
+    if (value.isList()) {
+        c10::impl::GenericList plain(c10::AnyType::get());
+        const auto list = value.toList();
+        plain.reserve(list.size());
+        for (const auto& e : list) {
+            plain.push_back(withPlainLists(e));
+        }
+        return plain;
+    }
+    if (value.isTuple()) {
+        std::vector<c10::IValue> elements;
+        for (const auto& e : value.toTupleRef().elements()) {
+            elements.push_back(withPlainLists(e));
+        }
+        return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    if (value.isGenericDict()) {
+        const auto dict = value.toGenericDict();
+        c10::impl::GenericDict plain(dict.keyType(), c10::AnyType::get());
+        for (const auto& entry : dict) {
+            plain.insert(entry.key(), withPlainLists(entry.value()));
+        }
+        return plain;
+    }
+    return value;
+}
+
+} // namespace
+
+std::vector<char> saveValueBytes(const c10::IValue& input) {
+    const c10::IValue value = withPlainLists(input);
     std::vector<char> pickle;
     torch::jit::Pickler pickler(
         [&](const char* bytes, size_t size) { pickle.insert(pickle.end(), bytes, bytes + size); },

@@ -313,7 +313,9 @@ bool within(const std::string& path, const std::string& module) {
 // archives of the same model may differ only there.
 std::string demangled(const std::string& name) {
     static const std::regex mangle(R"(___torch_mangle_\d+\.)");
-    return std::regex_replace(name, mangle, "");
+    // aten::warn's id is a counter of the process that scripted the model, as the mangle is.
+    static const std::regex warnId(R"(\[warn_id=\d+\])");
+    return std::regex_replace(std::regex_replace(name, mangle, ""), warnId, "");
 }
 
 // max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as

@@ -81,8 +81,9 @@ std::string placedModule(const GraphModel& model, const GraphNode& node);
 std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b);
 // "2x3", or "scalar".
 std::string shapeText(c10::IntArrayRef shape);
-// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
-// archives of the same model may differ only there.
+// Python names classes of the same name in one process __torch__.___torch_mangle_N.Name, and
+// numbers the aten::warn calls it scripts (aten::warn[warn_id=N]); two archives of the same model
+// may differ only there. Both are left out.
 std::string demangled(const std::string& name);
 
 } // namespace scriptscope::detail
