@@ -262,11 +262,10 @@ private:
     std::unique_ptr<Session> loadToCompare(quint64 id, const std::string& path,
                                            const QCborArray& libraries) {
         auto other = std::make_unique<Session>();
+        // As at Load: a library refused here (built for another LibTorch) was said when the
+        // model opened; the other archive names an operator it would have brought.
         for (const auto& library : libraries) {
-            if (auto error = other->loadOperatorLibrary(library.toString().toStdString())) {
-                fail(id, *error);
-                return nullptr;
-            }
+            (void)other->loadOperatorLibrary(library.toString().toStdString());
         }
         LoadOptions options;
         options.includeCode = false;

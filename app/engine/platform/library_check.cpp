@@ -335,14 +335,12 @@ LibraryVerdict checkOperatorLibrary(const std::string& path, const std::string& 
             continue; // this LibTorch's own (libtorch_python.so): the loader finds it or says so
         }
         verdict.loadable = false;
-        verdict.reason =
-            "it was built for another LibTorch: it needs " + needed +
-            (release->empty() ? std::string(" (a PyTorch wheel's LibTorch)")
-                              : " (LibTorch " + release->substr(1) + ")") +
-            ", and this ScriptScope runs LibTorch " + libtorchVersion + " (" + ourName +
-            "). Loading it would bring that LibTorch into this one and crash; use the library "
-            "built for LibTorch " +
-            libtorchVersion + ", or open the model with the ScriptScope built on the other.";
+        verdict.reason = "it was built for another LibTorch (it needs " + needed +
+                         (release->empty() ? std::string(", a PyTorch wheel's")
+                                           : ", of LibTorch " + release->substr(1)) +
+                         "; this is LibTorch " + libtorchVersion + ", " + ourName +
+                         "), and loading it would crash. Use the one built for LibTorch " +
+                         libtorchVersion + ", or the ScriptScope built on the other";
         return verdict;
     }
     if (!libtorchLoaded) {
