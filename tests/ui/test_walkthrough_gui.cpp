@@ -428,6 +428,38 @@ private Q_SLOTS:
                  qPrintable(window_->statusBar()->currentMessage()));
     }
 
+    // In the dark theme, the Run workspace's error text is on the window's own colour, not on a
+    // white block.
+    void darkThemeErrorText() {
+        window_->showWorkspace(QStringLiteral("run"));
+        QVERIFY(open(fx("compute.pt")));
+        QAction* dark = nullptr;
+        for (QAction* action : window_->findChildren<QAction*>()) {
+            if (action->text().remove(QLatin1Char('&')) == QStringLiteral("Dark")) {
+                dark = action;
+            }
+        }
+        QVERIFY(dark);
+        // The error first, in the light theme; then the theme changes under it.
+        panel()->setInput(0, QStringLiteral("value"), QStringLiteral("banana"));
+        QSignalSpy failed(panel(), &RunPanel::runFailed);
+        panel()->runOnce();
+        QVERIFY(!failed.isEmpty() || failed.wait(scaled(30000)));
+        dark->trigger();
+        QLabel* status = nullptr;
+        for (QLabel* label : panel()->findChildren<QLabel*>()) {
+            if (label->text() == panel()->statusText() && !label->text().isEmpty()) {
+                status = label;
+            }
+        }
+        QVERIFY(status);
+        QApplication::processEvents();
+        const QImage shown = status->parentWidget()->grab().toImage();
+        const QColor corner = shown.pixelColor(shown.width() - 2, shown.height() - 2);
+        QVERIFY2(corner.lightness() < 100, qPrintable(corner.name()));
+        saveScreenshot(window_, QStringLiteral("walkthrough-run-error-dark"));
+    }
+
     // Over the Run workspace, a missing operator's banner offers its library too.
     void runWorkspaceBannerOffersTheLibrary() {
         window_->showWorkspace(QStringLiteral("run"));

@@ -280,6 +280,9 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     diagramKey_.clear();
     diagramShown_.clear();
     treeModel_->setModel(info);
+    // The time column waits for a profiled run: before one it only took the Type column's room
+    // (a narrow window, QT_SCALE_FACTOR=2, showed every type as ...).
+    tree_->setColumnHidden(ModuleTreeModel::TimeColumn, profile_.modules.empty());
     tree_->expandToDepth(1);
     archive_->setProbe(info.probe);
     setCurrentIndex(1);
@@ -350,6 +353,7 @@ void ModelWorkspace::setProfile(const RunProfile& profile) {
     treeModel_->setProfile(profile);
     profile_ = profile;
     diagram_->setProfile(profile);
+    tree_->setColumnHidden(ModuleTreeModel::TimeColumn, profile.modules.empty());
     tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
 }
 

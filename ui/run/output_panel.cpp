@@ -381,11 +381,13 @@ void OutputPanel::showResult(const RunResult& result) {
         }
     }
     const std::string nonFinite = nonFiniteSummary(result.output);
-    nonFiniteText_->setText(nonFinite.empty()
-                                ? QString()
-                                : tr("<b>Not finite:</b> %1. Statistics are over the finite "
-                                     "values; scores that are not finite are not interpreted.")
-                                      .arg(QString::fromStdString(nonFinite).toHtmlEscaped()));
+    // Short, so that a small window keeps its pages: the rest is in the tooltip.
+    nonFiniteText_->setText(
+        nonFinite.empty()
+            ? QString()
+            : tr("<b>Not finite:</b> %1.").arg(QString::fromStdString(nonFinite).toHtmlEscaped()));
+    nonFinite_->setToolTip(tr("Statistics are over the finite values; scores that are not "
+                              "finite are not interpreted as a task."));
     nonFinite_->setVisible(!nonFinite.empty());
     // The task first: whether the output is interpreted decides the tab showOutput picks.
     showTask();

@@ -302,6 +302,8 @@ void OutputImageView::paintEvent(QPaintEvent*) {
             box = boxFor(lines);
         }
         box.moveLeft(side || image_.isNull() ? 8 : target.left() + 8);
+        // Never past the view's right edge (a narrow picture in a wide key).
+        box.moveLeft(std::max(8, std::min(box.left(), width() - 8 - box.width())));
         if (side) {
             overlayBottom_ ? box.moveBottom(height() - 8) : box.moveTop(8);
         } else if (overlayBottom_) { // where a drawn result's own labels (top left) stay visible

@@ -4,6 +4,7 @@
 #include "input_table.h"
 #include "output_panel.h"
 #include "output_view.h"
+#include "problem_label.h"
 #include "timing_plot.h"
 #include "warp_editor.h"
 #include "worker_client.h"
@@ -594,9 +595,7 @@ void RunPanel::cancel() {
 }
 
 void RunPanel::showStatus(const QString& text, bool problem) {
-    status_->setText(text);
-    status_->setStyleSheet(problem ? QStringLiteral("color: #c62828; font-weight: bold;")
-                                   : QString());
+    showOnLabel(status_, text, problem);
     if (request_ == 0) {
         cancel_->setEnabled(player_->playing()); // Cancel also stops a playing source
         run_->setEnabled(true);

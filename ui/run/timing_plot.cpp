@@ -153,9 +153,14 @@ void TimingPlot::setCompact(bool compact) {
             key->setVisible(!compact);
         }
     }
-    // The titles stay, small, inside the axes' top corner: they cost no height there.
+    // The titles stay, small, inside the axes' top corner: they cost no height there, and the
+    // latency axis makes room above the runs for them.
     iterationsInlineTitle_->setVisible(compact);
     histogramInlineTitle_->setVisible(compact);
+    if (iterations_->graphCount() > 0) {
+        const double upper = iterations_->yAxis->range().upper;
+        iterations_->yAxis->setRangeUpper(compact ? upper * 1.4 / 1.15 : upper * 1.15 / 1.4);
+    }
     iterations_->replot();
     histogram_->replot();
 }
@@ -258,7 +263,8 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
                                    : tr("and %1 earlier runs (paler%2)").arg(earlier).arg(above));
     }
     iterations_->xAxis->setRange(0.5, maxX + 0.5);
-    iterations_->yAxis->setRange(0, maxY > 0 ? maxY * 1.15 : 1);
+    // Headroom above the runs: the key (and, compact, the title inside the axes) sits there.
+    iterations_->yAxis->setRange(0, maxY > 0 ? maxY * (compact_ ? 1.4 : 1.15) : 1);
     iterations_->legend->setVisible(!runs.empty());
     fitLegend();
 

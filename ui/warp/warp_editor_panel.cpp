@@ -2,6 +2,7 @@
 
 #include "image_canvas.h"
 #include "image_io.h"
+#include "problem_label.h"
 #include "warp_editor_internal.h"
 #include "warp_renderer.h"
 
@@ -122,7 +123,7 @@ QWidget* WarpEditor::buildPanel() {
     matrixNote_ = new QLabel(matrixBox);
     matrixNote_->setObjectName(QStringLiteral("matrixNote"));
     matrixNote_->setWordWrap(true);
-    matrixNote_->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold;"));
+    showOnLabel(matrixNote_, QString(), true);
     matrixNote_->hide();
     matrixGrid->addWidget(matrixNote_, 4, 0, 1, 3);
     panelLayout->addWidget(matrixBox);
@@ -301,9 +302,7 @@ QString WarpEditor::matrixNote() const {
 }
 
 void WarpEditor::setMessage(const QString& text, bool problem) {
-    message_->setText(text);
-    message_->setStyleSheet(problem ? QStringLiteral("color: #c62828; font-weight: bold;")
-                                    : QString());
+    showOnLabel(message_, text, problem);
 }
 
 QString WarpEditor::message() const {
