@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace scriptscope::detail {
 
@@ -19,15 +20,23 @@ namespace {
 // "torchvision.ops.boxes" from "__torch__.torchvision.ops.boxes" (or from the code file's path
 // with dots), without the "___torch_mangle_N" parts PyTorch adds to names it saved twice.
 std::string pythonModule(const std::string& dotted) {
+    // Asked for every frame of every node's call stack: kept per name, split without a stream
+    // (a stream per call was a fifth of a transformer's diagram).
+    thread_local std::unordered_map<std::string, std::string> known;
+    if (const auto found = known.find(dotted); found != known.end()) {
+        return found->second;
+    }
     std::string out;
-    std::istringstream parts(dotted);
-    for (std::string part; std::getline(parts, part, '.');) {
+    for (size_t from = 0; from < dotted.size();) {
+        const size_t dot = std::min(dotted.find('.', from), dotted.size());
+        const std::string_view part(dotted.data() + from, dot - from);
+        from = dot + 1;
         if (part == "__torch__" || part.rfind("___torch_mangle_", 0) == 0) {
             continue;
         }
-        out += (out.empty() ? "" : ".") + part;
+        out.append(out.empty() ? "" : ".").append(part);
     }
-    return out;
+    return known.emplace(dotted, out).first->second;
 }
 
 } // namespace
@@ -44,10 +53,14 @@ const torch::jit::Module* CallSites::module(const std::string& path) const {
     return it == modules_.end() ? nullptr : &it->second;
 }
 
-CallSite CallSites::callSite(const Node* node) {
-    CallSite site;
+const CallSite& CallSites::callSite(const Node* node) {
     const auto stack = node->callstack();
     if (!stack) {
+        return noStack_;
+    }
+    auto [known, added] = sites_.try_emplace(stack->get());
+    CallSite& site = known->second;
+    if (!added) {
         return site;
     }
     site.known = true;
@@ -228,7 +241,7 @@ std::optional<std::string> CallSites::calledFrom(Node* node, const CodeFacts& co
         if (!calls) {
             continue;
         }
-        const CallSite site = callSite(next);
+        const CallSite& site = callSite(next);
         if (site.known && !site.path.empty() &&
             std::find(site.functions.begin(), site.functions.end(), frame) !=
                 site.functions.end()) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace scriptscope::detail {
@@ -53,7 +54,9 @@ public:
 
     // The module at a path from the model's root; nullptr when there is none.
     const torch::jit::Module* module(const std::string& path) const;
-    CallSite callSite(const torch::jit::Node* node);
+    // Kept per call stack: the nodes inlined from one call share theirs (a transformer's 56,000
+    // nodes have a few thousand).
+    const CallSite& callSite(const torch::jit::Node* node);
     CodeFacts codeFacts(const torch::jit::Node* node);
     // The module a node without a module in its call stack is drawn in: the only instance of the
     // class whose code made it, else the instance (or, for a free function, the module) whose
@@ -74,6 +77,8 @@ private:
         steps_;                                                 // stepPath's answers
     std::map<std::string, std::vector<std::string>> instances_; // module paths by qualified type
     std::map<const torch::jit::Source*, std::vector<std::pair<size_t, std::string>>> definitions_;
+    std::unordered_map<const torch::jit::InlinedCallStack*, CallSite> sites_;
+    CallSite noStack_;
 };
 
 } // namespace scriptscope::detail

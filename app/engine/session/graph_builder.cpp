@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -66,10 +67,14 @@ public:
         , order_(order)
         , sites_(owner, ownerPath) {}
 
-    void build(torch::jit::Graph& graph) {
-        std::istringstream text(graph.toString());
-        for (std::string line; std::getline(text, line);) {
-            irLines_.push_back(std::move(line));
+    void build(torch::jit::Graph& graph, const std::string* irText = nullptr) {
+        const std::string printed = irText ? std::string() : graph.toString();
+        const std::string& text = irText ? *irText : printed;
+        // Its lines, as std::getline gives them.
+        for (size_t from = 0; from < text.size();) {
+            const size_t end = std::min(text.find('\n', from), text.size());
+            irLines_.emplace_back(text, from, end - from);
+            from = end + 1;
         }
         GraphGroup root;
         root.id = 0;
@@ -98,6 +103,56 @@ public:
     }
 
 private:
+    // A schema as PyTorch prints it, once per operator: printing it for each of a transformer's
+    // 56,000 nodes through a stream was a tenth of the diagram's time.
+    const std::string& schemaText(const c10::FunctionSchema& schema) {
+        auto [it, added] = schemaTexts_.try_emplace(&schema);
+        if (added) {
+            std::ostringstream text;
+            text << schema;
+            it->second = text.str();
+        }
+        return it->second;
+    }
+
+    // Where a node's code is: "file:line", the line, its first line of text. The nodes of a
+    // repeated layer share their source ranges: each range is read once (its text is built
+    // through a stream).
+    struct SourceFacts {
+        int line = 0;
+        std::string source;
+        std::string text;
+    };
+    const SourceFacts* sourceFacts(const torch::jit::SourceRange& range) {
+        if (!range.source()) {
+            return nullptr;
+        }
+        const auto key = std::make_tuple(range.source().get(), range.start(), range.end());
+        auto [it, added] = sourceFacts_.try_emplace(key);
+        if (added) {
+            if (const auto where = range.file_line_col()) {
+                SourceFacts& f = it->second.emplace();
+                f.line = static_cast<int>(std::get<1>(*where));
+                f.source = std::get<0>(*where) + ":" + std::to_string(f.line);
+                std::string text = range.text().str();
+                text = text.substr(0, std::min(text.find('\n'), size_t{240}));
+                const size_t first = text.find_first_not_of(" \t");
+                const size_t last = text.find_last_not_of(" \t\r");
+                f.text = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+            }
+        }
+        return it->second ? &*it->second : nullptr;
+    }
+
+    // A value's type as the IR prints it, once per type (tuples print through a stream).
+    const std::string& typeText(const Value& v) {
+        auto [it, added] = typeTexts_.try_emplace(v.type().get());
+        if (added) {
+            it->second = v.type()->str();
+        }
+        return it->second;
+    }
+
     // The type and parameter count (its submodules' included) of the module at a dotted path, as
     // named_modules() names it; computed once per path.
     const ModuleFacts& facts(const std::string& path) {
@@ -135,8 +190,12 @@ private:
         }
         int group = blockGroup;
         std::string current = start;
-        std::istringstream parts(rest);
-        for (std::string part; std::getline(parts, part, '.');) {
+        // The path's parts, as std::getline(stream, part, '.') gives them (no stream: this runs
+        // for every node).
+        for (size_t from = 0; from < rest.size();) {
+            const size_t dot = std::min(rest.find('.', from), rest.size());
+            const std::string part = rest.substr(from, dot - from);
+            from = dot + 1;
             current = joinPath(current, part);
             const auto key = std::make_pair(group, current);
             auto it = moduleGroups_.find(key);
@@ -320,7 +379,7 @@ private:
         edge.to = to;
         edge.toOutput = toOutput;
         edge.value = v->debugName();
-        edge.type = v->type()->str();
+        edge.type = typeText(*v);
         edge.intoBlock = intoBlock;
         const auto input = graphInputs_.find(v);
         if (input != graphInputs_.end()) {
@@ -354,7 +413,7 @@ private:
             n.id = static_cast<int>(model_.nodes.size());
             n.kind = kind.toQualString();
             // Without inlining there is no call stack: every node is the method's module's.
-            const CallSite site = sites_.callSite(node);
+            const CallSite& site = sites_.callSite(node);
             n.module = joinPath(ownerPath_, site.path);
             // PyTorch 1.13 gives no call stack to prim::If / prim::Loop (and the nodes in their
             // blocks) inside inlined calls, and cuts others short: BatchNorm's
@@ -392,19 +451,12 @@ private:
             n.irLine = irLine(node);
             const auto* schema = node->maybeSchema();
             if (schema) {
-                std::ostringstream text;
-                text << *schema;
-                n.schema = text.str();
+                n.schema = schemaText(*schema);
             }
-            if (const auto where = node->sourceRange().file_line_col()) {
-                n.sourceLine = static_cast<int>(std::get<1>(*where));
-                n.source = std::get<0>(*where) + ":" + std::to_string(n.sourceLine);
-                std::string text = node->sourceRange().text().str();
-                text = text.substr(0, std::min(text.find('\n'), size_t{240}));
-                const size_t first = text.find_first_not_of(" \t");
-                const size_t last = text.find_last_not_of(" \t\r");
-                n.sourceText =
-                    first == std::string::npos ? "" : text.substr(first, last - first + 1);
+            if (const SourceFacts* where = sourceFacts(node->sourceRange())) {
+                n.sourceLine = where->line;
+                n.source = where->source;
+                n.sourceText = where->text;
             }
             for (size_t i = 0; i < node->inputs().size(); ++i) {
                 Value* v = node->inputs()[i];
@@ -414,11 +466,11 @@ private:
                 if (auto text = folded(v)) {
                     n.attributes.push_back({name, *text});
                 } else {
-                    n.inputs.push_back({v->debugName(), v->type()->str()});
+                    n.inputs.push_back({v->debugName(), typeText(*v)});
                 }
             }
             for (Value* v : node->outputs()) {
-                n.outputs.push_back({v->debugName(), v->type()->str()});
+                n.outputs.push_back({v->debugName(), typeText(*v)});
             }
             const int id = n.id;
             model_.nodes.push_back(std::move(n));
@@ -475,6 +527,10 @@ private:
     std::unordered_map<int, int> lastPlaced_;   // per block: the group its last node went into
     CallSites sites_;
     std::map<std::string, ModuleFacts> facts_;
+    std::unordered_map<const c10::FunctionSchema*, std::string> schemaTexts_;
+    std::map<std::tuple<const torch::jit::Source*, size_t, size_t>, std::optional<SourceFacts>>
+        sourceFacts_;
+    std::unordered_map<const c10::Type*, std::string> typeTexts_;
     std::vector<std::string> irLines_;
     size_t irCursor_ = 0;
 };
@@ -499,12 +555,12 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
 
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
                            const std::string& method, torch::jit::Graph& graph, bool inlined,
-                           std::vector<Node*>& nodes) {
+                           std::vector<Node*>& nodes, const std::string* irText) {
     GraphModel model;
     model.modulePath = ownerPath;
     model.method = method;
     model.inlined = inlined;
-    Builder(owner, ownerPath, model, &nodes).build(graph);
+    Builder(owner, ownerPath, model, &nodes).build(graph, irText);
     foldSmallFunctions(model);
     markRepeatedGroups(model);
     return model;

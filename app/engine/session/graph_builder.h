@@ -18,10 +18,12 @@ GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& o
                            const torch::jit::Method& method, bool inlined);
 
 // The same for a graph the caller holds (already copied and inlined as wanted); nodes[id] is the
-// graph's node behind GraphModel node `id`.
+// graph's node behind GraphModel node `id`. `irText`, when given, is graph.toString() already
+// made (a 48-layer encoder's takes a tenth of a second to print).
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
                            const std::string& method, torch::jit::Graph& graph, bool inlined,
-                           std::vector<torch::jit::Node*>& nodes);
+                           std::vector<torch::jit::Node*>& nodes,
+                           const std::string* irText = nullptr);
 
 // The shapes of the tensors that flowed along each value of the method's inlined graph in one
 // run with `inputs` (self excluded), by the value's debug name as GraphModel edges name it:

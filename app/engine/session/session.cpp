@@ -360,12 +360,21 @@ std::string methodCode(const torch::jit::Method& method) {
     return printer.str();
 }
 
-std::string inlinedGraph(const torch::jit::Method& method) {
-    // What Python's ScriptMethod.inlined_graph does.
-    auto graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
-    torch::jit::Inline(*graph);
-    return graph->toString();
+} // namespace
+
+const Session::Impl::Inlined& Session::Impl::inlined(const torch::jit::Method& method) const {
+    Inlined& inlined = inlinedGraphs[&method.function()];
+    if (!inlined.graph) {
+        // What Python's ScriptMethod.inlined_graph does (and buildGraphModel, value_probe and
+        // graph_shapes do: the same node ids and value names).
+        inlined.graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
+        torch::jit::Inline(*inlined.graph);
+        inlined.text = inlined.graph->toString();
+    }
+    return inlined;
 }
+
+namespace {
 
 // Modules of the same type share their methods' Functions, so their code and graph text are the
 // same: print each Function once (ResNet-18 has 60 modules but a dozen types).
@@ -773,9 +782,10 @@ Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& op
             info.modules.push_back(moduleInfo(entry.name, entry.value, options.includeCode, cache));
         }
         info.sumTotals();
+        impl_->inlinedGraphs.clear();
         if (options.includeInlinedGraph) {
             if (auto forward = module.find_method("forward")) {
-                info.inlinedForwardGraph = inlinedGraph(*forward);
+                info.inlinedForwardGraph = impl_->inlined(*forward).text;
             }
         }
         impl_->module = std::move(module);
@@ -829,7 +839,7 @@ Expected<std::string> Session::graph(const std::string& modulePath, const std::s
     if (!found) {
         return found.error();
     }
-    return inlined ? inlinedGraph(*found) : found->graph()->toString();
+    return inlined ? impl_->inlined(*found).text : found->graph()->toString();
 }
 
 Expected<GraphModel> Session::graphModel(const std::string& modulePath, const std::string& method,
@@ -843,7 +853,13 @@ Expected<GraphModel> Session::graphModel(const std::string& modulePath, const st
         if (!owner) {
             return owner.error();
         }
-        return detail::buildGraphModel(*owner, modulePath, *found, inlined);
+        if (!inlined) {
+            return detail::buildGraphModel(*owner, modulePath, *found, false);
+        }
+        std::vector<torch::jit::Node*> nodes;
+        const Impl::Inlined& graph = impl_->inlined(*found);
+        return detail::buildGraphModel(*owner, modulePath, found->name(), *graph.graph, true, nodes,
+                                       &graph.text);
     } catch (const std::exception& error) {
         return errorFromException(error, ErrorKind::Internal);
     }

@@ -7,6 +7,8 @@
 #include <torch/script.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,8 +18,18 @@ namespace scriptscope {
 struct Session::Impl {
     Expected<torch::jit::Method> method(const std::string& modulePath,
                                         const std::string& name) const;
+    // The method's graph with every call inlined (Python's inlined_graph) and its text, made once
+    // per function and kept: a 48-layer encoder's takes 0.6 s to inline and 0.2 s to print, and
+    // the model's text, its diagram and the diagram again (a reload of the view) all read them.
+    // Not to be changed: copy the graph to change it.
+    struct Inlined {
+        std::shared_ptr<torch::jit::Graph> graph;
+        std::string text;
+    };
+    const Inlined& inlined(const torch::jit::Method& method) const;
 
     std::optional<torch::jit::Module> module;
+    mutable std::map<const torch::jit::Function*, Inlined> inlinedGraphs;
     torch::Device device{torch::kCPU};
     std::string path;
 };
