@@ -283,26 +283,62 @@ private Q_SLOTS:
         QVERIFY(back.edges[2].intoBlock);
         QCOMPARE(back.edges[3].toOutput, 0);
         // Damaged references are dropped or put under the root, never followed.
-        QCborMap damaged = toCbor(g);
-        QCborArray edges = damaged.value(QLatin1String("edges")).toArray();
-        edges.append(QCborArray{7, -1, 0, -1, QStringLiteral("v"), QStringLiteral("T"), false});
-        edges.append(QCborArray{-1, 5, 0, -1, QStringLiteral("v"), QStringLiteral("T"), false});
-        damaged.insert(QLatin1String("edges"), edges);
-        QCborArray nodes = damaged.value(QLatin1String("nodes")).toArray();
-        QCborArray bad = nodes.at(0).toArray();
-        bad[2] = 99;
-        nodes.append(bad);
-        damaged.insert(QLatin1String("nodes"), nodes);
-        QCborArray groups = damaged.value(QLatin1String("groups")).toArray();
-        QCborArray loop = groups.at(1).toArray();
-        loop[0] = 5; // a parent after the group itself
-        groups.append(loop);
-        damaged.insert(QLatin1String("groups"), groups);
-        const GraphModel safe = graphModelFromCbor(damaged);
+        GraphModel damagedGraph = g;
+        damagedGraph.edges.push_back({7, -1, 0, -1, "v", "T", false});
+        damagedGraph.edges.push_back({-1, 5, 0, -1, "v", "T", false});
+        GraphNode bad = conv;
+        bad.group = 99;
+        damagedGraph.nodes.push_back(bad);
+        GraphGroup loop = g.groups[1];
+        loop.parent = 5; // a parent after the group itself
+        loop.id = 2;
+        damagedGraph.groups.push_back(loop);
+        const GraphModel safe = graphModelFromCbor(toCbor(damagedGraph));
         QCOMPARE(safe.edges.size(), size_t(4));
         QCOMPARE(safe.nodes.back().group, 0);
         QCOMPARE(safe.groups.back().parent, 0);
         QCOMPARE(visibleGraph(safe, -1).items.size(), size_t(4));
+        // The graph travels as a CBOR stream with its strings written once: the ports and edges
+        // of type Tensor share one entry of the table.
+        const QCborMap encoded = toCbor(g);
+        const QByteArray strings = encoded.value(QLatin1String("strings")).toByteArray();
+        QCOMPARE(strings.count(QByteArrayLiteral("\x66Tensor")), qsizetype(1)); // text(6) Tensor
+        // A string index past the table reads as "".
+        GraphModel pastTable = g;
+        QCborMap shortTable = toCbor(pastTable);
+        shortTable.insert(QLatin1String("strings"), QCborValue(QByteArray("\x80", 1))); // []
+        const GraphModel noNames = graphModelFromCbor(shortTable);
+        QCOMPARE(noNames.nodes.size(), size_t(3));
+        QCOMPARE(noNames.nodes[0].kind, std::string());
+        // A stream cut anywhere, or bytes that are no stream, give what was read before, never a
+        // crash or a reference out of range.
+        const QByteArray stream = encoded.value(QLatin1String("graph")).toByteArray();
+        for (qsizetype cut = 0; cut < stream.size();
+             cut += std::max<qsizetype>(1, stream.size() / 97)) {
+            QCborMap truncated = encoded;
+            truncated.insert(QLatin1String("graph"), QCborValue(stream.left(cut)));
+            const GraphModel part = graphModelFromCbor(truncated);
+            for (const GraphEdge& e : part.edges) {
+                QVERIFY(e.from < static_cast<int>(part.nodes.size()));
+                QVERIFY(e.to < static_cast<int>(part.nodes.size()));
+            }
+            for (const GraphNode& n : part.nodes) {
+                QVERIFY(n.group >= 0 && n.group < static_cast<int>(part.groups.size()));
+            }
+            (void)visibleGraph(part, -1);
+        }
+        // A constant's bytes need not be UTF-8: they arrive as QString shows them, and the
+        // rest of the graph with them.
+        GraphModel binary = g;
+        binary.nodes[0].attributes.push_back({"value", std::string("ab\xff\xfe", 4)});
+        const GraphModel binaryBack = graphModelFromCbor(toCbor(binary));
+        QCOMPARE(binaryBack.nodes.size(), size_t(3));
+        QCOMPARE(binaryBack.edges.size(), g.edges.size());
+        QCOMPARE(QString::fromStdString(binaryBack.nodes[0].attributes.back().value),
+                 QString::fromUtf8("ab\xff\xfe", 4));
+        QCborMap garbage = encoded;
+        garbage.insert(QLatin1String("graph"), QCborValue(QByteArray(64, '\xff')));
+        QVERIFY(graphModelFromCbor(garbage).nodes.empty());
     }
 
     void nestedInputSpecRoundTrips() {

@@ -144,7 +144,7 @@ quint64 WorkerClient::send(MessageType type, QCborMap body, int timeoutMs, const
     queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
                                 [type](const Request& r) { return r.type == type; }),
                  queue_.end());
-    queue_.push_back(Request{id, type, std::move(body), timeoutMs, what});
+    queue_.push_back(Request{id, type, std::move(body), timeoutMs, what, {}, {}});
     dispatch();
     return id;
 }
