@@ -3,6 +3,7 @@
 // interpreted wherever the tensor sits (a classifier's tuple, a segmenter's dict, a flow model's
 // list), NaN never shown as a number, damaged archives' verdict first, outputs saved so that plain
 // torch.load reads them, and diffs blind to aten::warn's process-wide ids.
+#include "other_libtorch.h"
 #include "test_support.h"
 
 #include <flow_colour.h>
@@ -21,6 +22,7 @@
 #include <fstream>
 
 using scriptscope::test::fixture;
+using scriptscope::test::otherLibTorchsLibrary;
 using scriptscope::test::readText;
 
 namespace {
@@ -34,22 +36,6 @@ Result cli(const QStringList& arguments, int timeoutMs = 120000) {
 
 QString fx(const char* name) {
     return QString::fromStdString(fixture(name));
-}
-
-// An operator library built for the other LibTorch of this machine: Debian's torchvision for a
-// build on PyTorch 2.x; for Debian's build the stand-in built by the tests (its libtorch_cpu is
-// another release's), since the 2.x venv may not be there yet.
-QString otherLibTorchsLibrary() {
-    const bool debianBuild =
-        QStringLiteral(SCRIPTSCOPE_TEST_LIBTORCH_VERSION).startsWith(QLatin1String("1."));
-    if (!debianBuild) {
-        const QStringList found = QDir(QStringLiteral("/usr/lib/python3/dist-packages/torchvision"))
-                                      .entryList({QStringLiteral("_C*.so")}, QDir::Files);
-        if (!found.isEmpty()) {
-            return QStringLiteral("/usr/lib/python3/dist-packages/torchvision/") + found.first();
-        }
-    }
-    return QStringLiteral(SCRIPTSCOPE_TEST_OTHER_LIBTORCH_LIBRARY);
 }
 
 nlohmann::json runJson(const QStringList& arguments, Result* raw = nullptr) {

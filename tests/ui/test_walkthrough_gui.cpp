@@ -4,6 +4,7 @@
 // first run a single iteration with Run More; the shortcuts (F1, Esc, Ctrl+=, Ctrl+F in the drawn
 // graph); the wheel over the Run panel; notices for reloads and failed opens.
 #include "gui_test_support.h"
+#include "other_libtorch.h"
 #include "test_support.h"
 
 #include <code_view.h>
@@ -116,9 +117,11 @@ private Q_SLOTS:
 
     // The blocker: a library remembered by the other build (settings shared by both, and the
     // list from before libraries were kept per build) must not keep this build from opening
-    // anything. It is refused, named, offered to forget; the other build keeps its own list.
+    // anything. It is refused, named, offered to forget; the other build keeps its own list. In
+    // the 2.x build the library is Debian's torchvision, as the user had it.
     void libraryOfTheOtherBuildDoesNotBreakThisOne() {
-        const QString other = QStringLiteral(SCRIPTSCOPE_TEST_OTHER_LIBTORCH_LIBRARY);
+        const QString other = test::otherLibTorchsLibrary();
+        QVERIFY2(QFile::exists(other), qPrintable(other));
         const QString otherKey = operator_libraries::settingsKeyFor(QStringLiteral("0.1.0"));
         QVERIFY(otherKey != operator_libraries::settingsKey());
         {
