@@ -341,6 +341,9 @@ void RunPanel::buildUi() {
     historyView->setModel(history_);
     historyView->verticalHeader()->hide();
     historyView->horizontalHeader()->setStretchLastSection(true);
+    // Its header is wider than the default section ("Warm-up + timed" was cut at both ends).
+    historyView->horizontalHeader()->setSectionResizeMode(RunHistoryModel::IterationsColumn,
+                                                          QHeaderView::ResizeToContents);
     historyView->setMinimumHeight(40);
     auto* plotBar = new QHBoxLayout;
     auto* png = new QPushButton(tr("Export PNG…"), timingPage);
