@@ -8,6 +8,7 @@
 #include <module_tree_model.h>
 #include <worker_client.h>
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QPalette>
 
@@ -59,6 +60,10 @@ inline MainWindow* openTestWindow(QObject* owner, WorkerClient** worker) {
 }
 
 inline void saveScreenshot(QWidget* widget, const QString& name) {
+    // What the person would see: the layouts asked for by the last changes done first (an
+    // elided label was caught at its old width).
+    QCoreApplication::sendPostedEvents();
+    QCoreApplication::processEvents();
     const QString folder = QStringLiteral(SCRIPTSCOPE_SCREENSHOT_DIR);
     QDir().mkpath(folder);
     QVERIFY(widget->grab().save(folder + QLatin1Char('/') + name + QStringLiteral(".png")));
