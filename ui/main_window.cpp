@@ -6,6 +6,7 @@
 #include "model_workspace.h"
 #include "numerics_panel.h"
 #include "operator_libraries.h"
+#include "problem_label.h"
 #include "run_panel.h"
 #include "safe_preview.h"
 #include "warp_editor.h"
@@ -318,23 +319,23 @@ void MainWindow::buildUi() {
             statusBar()->setToolTip({});
         }
     });
-    connect(
-        worker_, &WorkerClient::sandboxKnown, this,
-        [this](bool confined, const QString& summary, const QStringList& notes) {
-            statusSandbox_->setText(confined ? tr("Untrusted code · sandboxed")
-                                             : tr("Untrusted code · partly sandboxed"));
-            statusSandbox_->setStyleSheet(confined ? QString() : QStringLiteral("color: #b26a00;"));
-            statusSandbox_->setToolTip(
-                tr("<p>A TorchScript archive is a program: loading and running it executes its "
-                   "code. Open only archives you trust (PyTorch's own advice).</p><p>Models "
-                   "run in a separate worker process with a memory and a time limit. %1</p>%2"
-                   "<p>It can still read any file you can read.</p>")
-                    .arg(summary.toHtmlEscaped(),
-                         notes.isEmpty() ? QString()
-                                         : QStringLiteral("<p>Not applied: ") +
-                                               notes.join(QStringLiteral("; ")).toHtmlEscaped() +
-                                               QStringLiteral("</p>")));
-        });
+    connect(worker_, &WorkerClient::sandboxKnown, this,
+            [this](bool confined, const QString& summary, const QStringList& notes) {
+                statusSandbox_->setText(confined ? tr("Untrusted code · sandboxed")
+                                                 : tr("Untrusted code · partly sandboxed"));
+                setTextColour(statusSandbox_, confined ? QColor() : QColor(0xb2, 0x6a, 0x00));
+                statusSandbox_->setToolTip(
+                    tr("<p>A TorchScript archive is a program: loading and running it executes its "
+                       "code. Open only archives you trust (PyTorch's own advice).</p><p>Models "
+                       "run in a separate worker process with a memory and a time limit. %1</p>%2"
+                       "<p>It can still read any file you can read.</p>")
+                        .arg(summary.toHtmlEscaped(),
+                             notes.isEmpty()
+                                 ? QString()
+                                 : QStringLiteral("<p>Not applied: ") +
+                                       notes.join(QStringLiteral("; ")).toHtmlEscaped() +
+                                       QStringLiteral("</p>")));
+            });
 }
 
 void MainWindow::buildMenus() {

@@ -46,21 +46,19 @@ private:
 
 // CBOR written by hand into a QByteArray: QCborStreamWriter goes through a QIODevice for every
 // item, a quarter of a second for a transformer's diagram. Only what the graph needs: unsigned
-// and negative integers, booleans, text and definite-length arrays (RFC 8949, 3.1).
+// and negative integers, booleans, text and definite-length arrays (RFC 8949, 3.1: an array's
+// count comes first, so nothing closes it).
 class CborOut {
 public:
     explicit CborOut(QByteArray* bytes)
         : bytes_(*bytes) {}
     void startArray(quint64 count) { head(4, count); }
-    void endArray() {}
     void append(qint64 v) { v >= 0 ? head(0, quint64(v)) : head(1, quint64(-1 - v)); }
     void append(bool v) { bytes_.append(char(v ? 0xf5 : 0xf4)); }
     // CBOR text must be UTF-8, or the reader stops there: a constant's bytes need not be, and
     // are written as QString would show them (each bad sequence as U+FFFD).
     void appendTextString(const std::string& s) {
-        const bool ascii = std::all_of(s.begin(), s.end(),
-                                       [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-        if (ascii || QUtf8StringView(s.data(), qsizetype(s.size())).isValidUtf8()) {
+        if (QUtf8StringView(s.data(), qsizetype(s.size())).isValidUtf8()) {
             head(3, quint64(s.size()));
             bytes_.append(s.data(), qsizetype(s.size()));
             return;
@@ -93,7 +91,6 @@ void writePairs(CborOut& w, StringTable& table, const std::vector<GraphPort>& po
         w.append(table.id(p.name));
         w.append(table.id(p.type));
     }
-    w.endArray();
 }
 
 void writePairs(CborOut& w, StringTable& table, const std::vector<GraphAttribute>& attributes) {
@@ -102,7 +99,6 @@ void writePairs(CborOut& w, StringTable& table, const std::vector<GraphAttribute
         w.append(table.id(p.name));
         w.append(table.id(p.value));
     }
-    w.endArray();
 }
 
 // The graph's stream, and its strings' stream (known once the graph is written).
@@ -128,9 +124,7 @@ std::pair<QByteArray, QByteArray> encodeGraph(const GraphModel& g) {
             w.append(qint64(x.depth));
             w.append(qint64(x.repeats));
             w.append(qint64(x.sameAs));
-            w.endArray();
         }
-        w.endArray();
         w.startArray(static_cast<quint64>(g.nodes.size()));
         for (const GraphNode& n : g.nodes) {
             w.startArray(11);
@@ -145,9 +139,7 @@ std::pair<QByteArray, QByteArray> encodeGraph(const GraphModel& g) {
             writePairs(w, table, n.inputs);
             writePairs(w, table, n.outputs);
             w.append(table.id(n.sourceText));
-            w.endArray();
         }
-        w.endArray();
         w.startArray(static_cast<quint64>(g.edges.size()));
         for (const GraphEdge& e : g.edges) {
             w.startArray(7);
@@ -158,10 +150,7 @@ std::pair<QByteArray, QByteArray> encodeGraph(const GraphModel& g) {
             w.append(table.id(e.value));
             w.append(table.id(e.type));
             w.append(e.intoBlock);
-            w.endArray();
         }
-        w.endArray();
-        w.endArray();
     }
     QByteArray strings;
     CborOut w(&strings);
@@ -169,7 +158,6 @@ std::pair<QByteArray, QByteArray> encodeGraph(const GraphModel& g) {
     for (const std::string* s : table.strings()) {
         w.appendTextString(*s);
     }
-    w.endArray();
     return {std::move(graph), std::move(strings)};
 }
 
@@ -177,8 +165,10 @@ std::pair<QByteArray, QByteArray> encodeGraph(const GraphModel& g) {
 // reading and keeps what was read before; a string index outside the table reads as "".
 class GraphReader {
 public:
-    explicit GraphReader(const QByteArray& bytes)
-        : r_(bytes) {}
+    // `strings`: the table the stream's string indices refer to (none for the table itself).
+    explicit GraphReader(const QByteArray& bytes, std::vector<std::string> strings = {})
+        : r_(bytes)
+        , strings_(std::move(strings)) {}
 
     bool ok() const { return ok_ && r_.lastError() == QCborError::NoError; }
 
@@ -270,10 +260,9 @@ public:
         return out;
     }
 
-    std::vector<std::string> strings_;
-
 private:
     mutable QCborStreamReader r_; // lastError() is not const
+    std::vector<std::string> strings_;
     bool ok_ = true;
 };
 
@@ -283,8 +272,7 @@ void decodeGraph(const QByteArray& graph, const QByteArray& strings, GraphModel&
         GraphReader in(strings);
         in.array([&] { table.push_back(in.text()); });
     }
-    GraphReader in(graph);
-    in.strings_ = std::move(table);
+    GraphReader in(graph, std::move(table));
     int part = 0;
     in.array([&] {
         switch (part++) {

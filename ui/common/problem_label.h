@@ -1,6 +1,6 @@
-// A label that says either how things stand or, in bold red, what went wrong. Its colour is a
-// palette colour, never a style sheet: a label given a style sheet kept the palette it had then,
-// and after a switch to the dark theme showed its error on a white block.
+// Text colours on labels, taken from a palette, never a style sheet: a label given a style sheet
+// kept the palette it had then, and after a switch to the dark theme showed its text on a white
+// block.
 #pragma once
 
 #include <QColor>
@@ -10,18 +10,24 @@
 
 namespace scriptscope {
 
+// `colour` for the label's text; an invalid colour gives it the parent's, and so the theme's.
+inline void setTextColour(QLabel* label, const QColor& colour) {
+    if (colour.isValid()) {
+        QPalette palette = label->palette();
+        palette.setColor(QPalette::WindowText, colour);
+        label->setPalette(palette);
+    } else {
+        label->setPalette(QPalette());
+    }
+}
+
+// A label that says either how things stand or, in bold red, what went wrong.
 inline void showOnLabel(QLabel* label, const QString& text, bool problem) {
     label->setText(text);
     QFont font = label->font();
     font.setBold(problem);
     label->setFont(font);
-    if (problem) {
-        QPalette palette = label->palette();
-        palette.setColor(QPalette::WindowText, QColor(0xc6, 0x28, 0x28));
-        label->setPalette(palette);
-    } else {
-        label->setPalette(QPalette()); // the parent's again, and so the theme's
-    }
+    setTextColour(label, problem ? QColor(0xc6, 0x28, 0x28) : QColor());
 }
 
 } // namespace scriptscope

@@ -158,11 +158,14 @@ void TimingPlot::setCompact(bool compact) {
     iterationsInlineTitle_->setVisible(compact);
     histogramInlineTitle_->setVisible(compact);
     if (iterations_->graphCount() > 0) {
-        const double upper = iterations_->yAxis->range().upper;
-        iterations_->yAxis->setRangeUpper(compact ? upper * 1.4 / 1.15 : upper * 1.15 / 1.4);
+        iterations_->yAxis->setRangeUpper(latencyTop());
     }
     iterations_->replot();
     histogram_->replot();
+}
+
+double TimingPlot::latencyTop() const {
+    return runsTop_ > 0 ? runsTop_ * (compact_ ? 1.4 : 1.15) : 1;
 }
 
 void TimingPlot::changeEvent(QEvent* event) {
@@ -263,8 +266,8 @@ void TimingPlot::setRuns(const std::vector<RunRecord>& runs) {
                                    : tr("and %1 earlier runs (paler%2)").arg(earlier).arg(above));
     }
     iterations_->xAxis->setRange(0.5, maxX + 0.5);
-    // Headroom above the runs: the key (and, compact, the title inside the axes) sits there.
-    iterations_->yAxis->setRange(0, maxY > 0 ? maxY * (compact_ ? 1.4 : 1.15) : 1);
+    runsTop_ = maxY;
+    iterations_->yAxis->setRange(0, latencyTop());
     iterations_->legend->setVisible(!runs.empty());
     fitLegend();
 

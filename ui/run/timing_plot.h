@@ -45,7 +45,11 @@ private:
     void fitLegend();
     QCPItemText* inlineTitle(QCustomPlot* plot, const QString& text);
     void fitTicks();
+    // The latency axis's top: headroom above the runs for the key (and, compact, the title
+    // inside the axes).
+    double latencyTop() const;
     bool compact_ = false;
+    double runsTop_ = 0; // the slowest iteration of the runs the legend names
     QCPTextElement* iterationsTitle_ = nullptr;
     QCPTextElement* histogramTitle_ = nullptr;
     // The titles inside the axes while compact.

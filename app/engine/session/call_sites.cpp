@@ -18,14 +18,9 @@ std::string joinPath(const std::string& a, const std::string& b) {
 namespace {
 
 // "torchvision.ops.boxes" from "__torch__.torchvision.ops.boxes" (or from the code file's path
-// with dots), without the "___torch_mangle_N" parts PyTorch adds to names it saved twice.
-std::string pythonModule(const std::string& dotted) {
-    // Asked for every frame of every node's call stack: kept per name, split without a stream
-    // (a stream per call was a fifth of a transformer's diagram).
-    thread_local std::unordered_map<std::string, std::string> known;
-    if (const auto found = known.find(dotted); found != known.end()) {
-        return found->second;
-    }
+// with dots), without the "___torch_mangle_N" parts PyTorch adds to names it saved twice. Split
+// without a stream: a stream per call was a fifth of a transformer's diagram.
+std::string pythonModuleOf(const std::string& dotted) {
     std::string out;
     for (size_t from = 0; from < dotted.size();) {
         const size_t dot = std::min(dotted.find('.', from), dotted.size());
@@ -36,10 +31,18 @@ std::string pythonModule(const std::string& dotted) {
         }
         out.append(out.empty() ? "" : ".").append(part);
     }
-    return known.emplace(dotted, out).first->second;
+    return out;
 }
 
 } // namespace
+
+const std::string& CallSites::pythonModule(const std::string& dotted) {
+    auto [it, added] = pythonModules_.try_emplace(dotted);
+    if (added) {
+        it->second = pythonModuleOf(dotted);
+    }
+    return it->second;
+}
 
 CallSites::CallSites(const torch::jit::Module& owner, const std::string& ownerPath)
     : ownerPath_(ownerPath) {

@@ -70,6 +70,8 @@ private:
     const std::string& stepPath(const std::string& path, const std::string& name,
                                 const c10::ClassType* type);
     const std::vector<std::string>& instancesOf(const std::string& qualified);
+    // The Python module of a dotted name, kept per name: asked for by every node's code facts.
+    const std::string& pythonModule(const std::string& dotted);
 
     const std::string& ownerPath_;
     std::map<std::string, torch::jit::Module> modules_; // by dotted path from the model's root
@@ -79,6 +81,7 @@ private:
     std::map<const torch::jit::Source*, std::vector<std::pair<size_t, std::string>>> definitions_;
     std::unordered_map<const torch::jit::InlinedCallStack*, CallSite> sites_;
     CallSite noStack_;
+    std::unordered_map<std::string, std::string> pythonModules_; // pythonModule's answers
 };
 
 } // namespace scriptscope::detail

@@ -5,7 +5,6 @@
 #include "torch_values.h"
 
 #include <torch/csrc/jit/ir/constants.h>
-#include <torch/csrc/jit/passes/inliner.h>
 
 #include <algorithm>
 #include <map>
@@ -538,15 +537,12 @@ private:
 } // namespace
 
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
-                           const torch::jit::Method& method, bool inlined) {
+                           const torch::jit::Method& method) {
     auto graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
-    if (inlined) {
-        torch::jit::Inline(*graph);
-    }
     GraphModel model;
     model.modulePath = ownerPath;
     model.method = method.name();
-    model.inlined = inlined;
+    model.inlined = false;
     Builder(owner, ownerPath, model).build(*graph);
     foldSmallFunctions(model);
     markRepeatedGroups(model);

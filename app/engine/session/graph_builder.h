@@ -12,12 +12,13 @@
 
 namespace scriptscope::detail {
 
-// The method's graph (inlined: as Python's inlined_graph), `owner` being the module the method
-// belongs to at `ownerPath` in the loaded model.
+// The method's own graph (calls not inlined), `owner` being the module the method belongs to at
+// `ownerPath` in the loaded model.
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,
-                           const torch::jit::Method& method, bool inlined);
+                           const torch::jit::Method& method);
 
-// The same for a graph the caller holds (already copied and inlined as wanted); nodes[id] is the
+// The same for a graph the caller holds, copied and inlined as wanted (the session keeps each
+// method's inlined graph, Python's inlined_graph: Session::Impl::inlined); nodes[id] is the
 // graph's node behind GraphModel node `id`. `irText`, when given, is graph.toString() already
 // made (a 48-layer encoder's takes a tenth of a second to print).
 GraphModel buildGraphModel(const torch::jit::Module& owner, const std::string& ownerPath,

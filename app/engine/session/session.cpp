@@ -854,7 +854,7 @@ Expected<GraphModel> Session::graphModel(const std::string& modulePath, const st
             return owner.error();
         }
         if (!inlined) {
-            return detail::buildGraphModel(*owner, modulePath, *found, false);
+            return detail::buildGraphModel(*owner, modulePath, *found);
         }
         std::vector<torch::jit::Node*> nodes;
         const Impl::Inlined& graph = impl_->inlined(*found);
