@@ -5,11 +5,12 @@
 #include "options.h"
 
 #include <engine.h>
-#include <exported_program.h>
+#include <model.h>
 #include <stats.h>
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -38,26 +39,9 @@ nlohmann::json tensorJson(const TensorInfo& t);
 nlohmann::json outputJson(const OutputValue& v);
 void printOutput(const OutputValue& v, int depth);
 nlohmann::json statsJson(const TimingStats& s);
-Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode);
-
-// What the inspecting commands (tree, code, graph) and run work on: a TorchScript archive loaded by
-// a Session, or a torch.export archive (.pt2) read by ExportedProgram without running it.
-struct InspectedModel {
-    Session session;
-    std::optional<ExportedProgram> exported;
-
-    Expected<std::string> code(const std::string& module, const std::string& method) const;
-    Expected<std::string> graph(const std::string& module, const std::string& method,
-                                bool inlined) const;
-    Expected<GraphModel> graphModel(const std::string& module, const std::string& method,
-                                    bool inlined) const;
-    // The TorchScript method, or the .pt2's compiled model (opened on the first run).
-    Expected<RunResult> run(const RunRequest& request);
-
-private:
-    CompiledModel compiled_;
-};
-Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode);
+// The model the command's positional argument `index` names, opened by the format registry (its
+// code and graph text only with includeCode).
+Expected<std::unique_ptr<Model>> openModelAt(const Options& o, size_t index, bool includeCode);
 // "1x3x224x224", "scalar" for a tensor of no dimensions.
 std::string shapeText(const std::vector<int64_t>& shape);
 // Prints `text`, or writes it to -o FILE.

@@ -146,44 +146,10 @@ void printOutput(const OutputValue& v, int depth) {
     }
 }
 
-Expected<ModelInfo> loadModel(Session& session, const Options& o, bool includeCode) {
-    LoadOptions options;
+Expected<std::unique_ptr<Model>> openModelAt(const Options& o, size_t index, bool includeCode) {
+    OpenOptions options;
     options.includeCode = includeCode;
-    return session.load(o.positional[0], options);
-}
-
-Expected<ModelInfo> inspectModel(InspectedModel& model, const Options& o, bool includeCode) {
-    // The zip's directory tells the formats apart; Session::load probes a TorchScript archive
-    // itself.
-    if (!isPt2File(o.positional[0])) {
-        return loadModel(model.session, o, includeCode);
-    }
-    auto exported = ExportedProgram::open(o.positional[0], probeArchive(o.positional[0]));
-    if (!exported) {
-        return exported.error();
-    }
-    model.exported = std::move(exported).value();
-    return model.exported->info();
-}
-
-Expected<std::string> InspectedModel::code(const std::string& module,
-                                           const std::string& method) const {
-    return exported ? exported->code(module, method) : session.code(module, method);
-}
-
-Expected<std::string> InspectedModel::graph(const std::string& module, const std::string& method,
-                                            bool inlined) const {
-    return exported ? exported->graph(module, method) : session.graph(module, method, inlined);
-}
-
-Expected<GraphModel> InspectedModel::graphModel(const std::string& module,
-                                                const std::string& method, bool inlined) const {
-    return exported ? exported->graphModel(module, method)
-                    : session.graphModel(module, method, inlined);
-}
-
-Expected<RunResult> InspectedModel::run(const RunRequest& request) {
-    return exported ? runExported(*exported, compiled_, request) : session.run(request);
+    return openModel(o.positional.at(index), options);
 }
 
 std::string shapeText(const std::vector<int64_t>& shape) {
@@ -291,9 +257,8 @@ int execute(const Options& o) {
         // change which operators count as registered); one that cannot be loaded is an error of
         // its own (kExitOperatorLibrary), naming it.
         if (o.command != "warp") {
-            Session libraries;
             for (const auto& library : o.opLibraries) {
-                if (auto error = libraries.loadOperatorLibrary(library)) {
+                if (auto error = loadOperatorLibrary(library)) {
                     return fail(o, *error);
                 }
             }

@@ -1,6 +1,6 @@
-// scriptscope-cli diff: two TorchScript archives (modules, tensors, attributes, code, graphs,
-// extra files), or a TorchScript archive and its torch.export twin (modules, tensors, and on the
-// same inputs the outputs and timings).
+// scriptscope-cli diff: two archives of one format (modules, tensors, attributes, code, graphs,
+// extra files), or a model and its twin in another format, a TorchScript archive and its export
+// (modules, tensors, and on the same inputs the outputs and timings).
 #include "commands.h"
 
 #include <engine.h>
@@ -125,77 +125,67 @@ OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
     return result;
 }
 
-// A TorchScript archive against its torch.export twin.
-int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
-    Options first = o;
-    first.positional = {o.positional[scripted]};
-    Session session;
-    auto model = loadModel(session, first, false);
-    if (!model) {
-        return fail(o, model.error());
-    }
-    const std::string pt2 = o.positional[exported];
-    auto program = ExportedProgram::open(pt2, probeArchive(pt2));
-    if (!program) {
-        return fail(o, program.error());
-    }
-    auto result = session.diff(*program);
-    if (!result) {
-        return fail(o, result.error());
-    }
-    // The sides in the order given: `diff model.pt2 model.pt` has the .pt2 as its first.
-    const bool exportedFirst = exported == 0;
-    const ArchiveDiff d = exportedFirst ? reversed(*result) : *result;
-    const char* kindA = exportedFirst ? "torch.export" : "TorchScript";
-    const char* kindB = exportedFirst ? "TorchScript" : "torch.export";
+// The model's forward runs and keeps the example inputs it was exported with.
+bool keepsSampleInputs(const ModelInfo& info) {
+    return info.lacks(Capability::Run).empty() && !info.modules.empty() &&
+           !info.modules.front().methods.empty() &&
+           info.modules.front().methods.front().sampleInputs;
+}
+
+// A model against its twin in another format (a TorchScript archive and its export): the trees
+// and tensors as compared, then both run on the same inputs, their outputs and timings.
+int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
-    CompiledModel compiled;
-    // No inputs given: both run on the example inputs the .pt2 keeps, when it keeps them.
+    // No inputs given: both run on the example inputs one of them keeps (a .pt2's), if any.
     std::string samplesFile;
     std::string outputsNote =
         "outputs not compared: give --input or --inputs to run both on the same inputs";
-    if (request.inputs.empty() && request.inputsFile.empty() && program->compiled() &&
-        program->hasProgram() && program->program().sampleInputs) {
+    if (request.inputs.empty() && request.inputsFile.empty()) {
         std::error_code ignored;
-        samplesFile = (std::filesystem::temp_directory_path(ignored) /
-                       ("scriptscope-diff-samples-" + std::to_string(::getpid()) + ".pt"))
-                          .string();
-        if (auto error = openExported(*program, compiled)) {
-            return fail(o, *error);
-        }
-        if (auto error = compiled.saveSampleInputs(samplesFile)) {
-            outputsNote = "outputs not compared: " + error->message;
-            std::filesystem::remove(samplesFile, ignored);
-            samplesFile.clear();
-        } else {
-            request.inputsFile = samplesFile;
+        const std::string file =
+            (std::filesystem::temp_directory_path(ignored) /
+             ("scriptscope-diff-samples-" + std::to_string(::getpid()) + ".pt"))
+                .string();
+        for (Model* side : {&a, &b}) {
+            if (!keepsSampleInputs(side->info())) {
+                continue;
+            }
+            if (auto error = side->saveSampleInputs(file)) {
+                outputsNote = "outputs not compared: " + error->message;
+                std::filesystem::remove(file, ignored);
+            } else {
+                samplesFile = file;
+                request.inputsFile = samplesFile;
+            }
+            break;
         }
     }
     const bool runs = !request.inputs.empty() || !request.inputsFile.empty();
     std::optional<RunResult> runA, runB;
     OutputComparison outputs;
-    if (runs) {
-        auto a = session.run(request);
-        auto b = a ? runExported(*program, compiled, request) : Expected<RunResult>(a.error());
+    const std::string cannotRun =
+        !a.info().lacks(Capability::Run).empty()
+            ? "'" + a.info().path + "': " + a.info().lacks(Capability::Run)
+        : !b.info().lacks(Capability::Run).empty()
+            ? "'" + b.info().path + "': " + b.info().lacks(Capability::Run)
+            : std::string();
+    if (runs && !cannotRun.empty()) {
+        outputsNote = "outputs not compared: " + cannotRun;
+    } else if (runs) {
+        auto first = a.run(request);
+        auto second = first ? b.run(request) : Expected<RunResult>(first.error());
         if (!samplesFile.empty()) {
             std::error_code ignored;
             std::filesystem::remove(samplesFile, ignored);
         }
-        if (!a) {
-            return fail(o, a.error());
+        if (!second) {
+            return fail(o, second.error());
         }
-        if (b) {
-            runA = std::move(a).value();
-            runB = std::move(b).value();
-            if (exportedFirst) {
-                std::swap(runA, runB);
-            }
-            outputs = compareOutputs(runA->output, runB->output);
-            outputsNote = outputs.note;
-        } else {
-            outputsNote = "outputs not compared: " + b.error().message;
-        }
+        runA = std::move(first).value();
+        runB = std::move(second).value();
+        outputs = compareOutputs(runA->output, runB->output);
+        outputsNote = outputs.note;
     }
     const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
     const bool same = d.identical && outputsAgree;
@@ -225,7 +215,7 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
         std::cout << j.dump(2) << "\n";
         return same ? kExitOk : kExitError;
     }
-    std::cout << "--- " << d.pathA << " (" << kindA << ")\n+++ " << d.pathB << " (" << kindB
+    std::cout << "--- " << d.pathA << " (" << d.formatA << ")\n+++ " << d.pathB << " (" << d.formatB
               << ")\n";
     std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
     printModuleChanges(d.modules);
@@ -240,8 +230,7 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
                   << (outputs.maxAbsDiff <= 1e-4 ? " (within 1e-4)" : " (more than 1e-4)")
                   << (outputs.note.empty() ? "" : ", at " + outputs.note) << "\n"
                   << std::fixed << std::setprecision(3) << "Timing      p50 " << runA->stats.p50
-                  << " ms (" << (exportedFirst ? "compiled .pt2" : "TorchScript") << ") against "
-                  << runB->stats.p50 << " ms (" << (exportedFirst ? "TorchScript" : "compiled .pt2")
+                  << " ms (" << d.formatA << ") against " << runB->stats.p50 << " ms (" << d.formatB
                   << "), " << runA->samplesMs.size() << " runs each on " << runA->device << "\n"
                   << std::defaultfloat;
     } else {
@@ -254,29 +243,20 @@ int commandDiffExported(const Options& o, size_t scripted, size_t exported) {
 } // namespace
 
 int commandDiff(const Options& o) {
-    const bool firstExported = isPt2File(o.positional[0]);
-    const bool secondExported = isPt2File(o.positional[1]);
-    if (firstExported && secondExported) {
-        return usage("diff", "two .pt2 archives: give a TorchScript archive and its torch.export "
-                             "twin (model.pt model.pt2)");
+    auto a = openModelAt(o, 0, false);
+    if (!a) {
+        return fail(o, a.error());
     }
-    if (firstExported || secondExported) {
-        return commandDiffExported(o, firstExported ? 1 : 0, firstExported ? 0 : 1);
+    auto b = openModelAt(o, 1, false);
+    if (!b) {
+        return fail(o, b.error());
     }
-    Session a, b;
-    auto first = loadModel(a, o, false);
-    if (!first) {
-        return fail(o, first.error());
-    }
-    Options second = o;
-    second.positional = {o.positional[1]};
-    auto other = loadModel(b, second, false);
-    if (!other) {
-        return fail(o, other.error());
-    }
-    auto result = a.diff(b);
+    auto result = diffModels(**a, **b);
     if (!result) {
         return fail(o, result.error());
+    }
+    if (result->treeAndTensorsOnly) {
+        return commandDiffTwins(o, **a, **b, *result);
     }
     const ArchiveDiff& d = *result;
     if (o.json) {

@@ -8,7 +8,6 @@
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
-#include <pt2_reader.h>
 #include <stats.h>
 #include <task_render.h>
 #include <task_result.h>
@@ -122,12 +121,11 @@ nlohmann::json graphJson(const GraphModel& g, const VisibleGraph& visible,
 }
 
 int commandGraphDiagram(const Options& o) {
-    InspectedModel inspected;
-    auto model = inspectModel(inspected, o, false);
+    auto model = openModelAt(o, 0, false);
     if (!model) {
         return fail(o, model.error());
     }
-    auto graph = inspected.graphModel(o.module, o.method, o.inlined);
+    auto graph = (*model)->graphModel(o.module, o.method, o.inlined);
     if (!graph) {
         return fail(o, graph.error());
     }
@@ -151,96 +149,12 @@ int commandGraphDiagram(const Options& o) {
                                : graphJson(*graph, visible, o.expand).dump(1) + "\n");
 }
 
-// A torch.export archive's contents, read without running it (info on a .pt2).
-nlohmann::json exportedJson(const Pt2Archive& archive) {
-    nlohmann::json j = {
-        {"layout", archive.layout},
-        {"archive_version", archive.archiveVersion},
-        {"schema", std::to_string(archive.schemaMajor) + "." + std::to_string(archive.schemaMinor)},
-        {"aotinductor_files", archive.aotInductorFiles},
-        {"extra_files", archive.extraFiles},
-        {"notes", archive.notes}};
-    j["models"] = nlohmann::json::array();
-    for (const auto& model : archive.models) {
-        nlohmann::json m = {{"name", model.name},
-                            {"torch_version", model.torchVersion},
-                            {"signature", signatureLines(model)},
-                            {"range_constraints", nlohmann::json::object()},
-                            {"sample_inputs", model.sampleInputs},
-                            {"notes", model.notes}};
-        for (const auto& [symbol, range] : model.rangeConstraints) {
-            m["range_constraints"][symbol] = range;
-        }
-        m["nodes"] = nlohmann::json::array();
-        for (const auto& node : model.nodes) {
-            nlohmann::json args = nlohmann::json::array();
-            for (const auto& input : node.inputs) {
-                args.push_back({{"name", input.name}, {"value", input.text}});
-            }
-            m["nodes"].push_back(
-                {{"name", node.name},
-                 {"target", node.target},
-                 {"args", args},
-                 {"outputs", node.outputs},
-                 {"module",
-                  node.moduleStack.empty() ? std::string() : node.moduleStack.back().path}});
-        }
-        m["weights"] = nlohmann::json::array();
-        for (const auto* list : {&model.weights, &model.constants}) {
-            for (const auto& weight : *list) {
-                m[list == &model.weights ? "weights" : "constants"].push_back(
-                    {{"name", weight.name},
-                     {"record", weight.record},
-                     {"tensor", weight.meta.text()},
-                     {"parameter", weight.parameter},
-                     {"bytes", weight.bytes}});
-            }
-        }
-        j["models"].push_back(std::move(m));
-    }
-    return j;
-}
-
-void printExported(const Pt2Archive& archive) {
-    std::cout << "Layout      " << archive.layout
-              << (archive.archiveVersion.empty() ? "" : ", version " + archive.archiveVersion)
-              << "\n"
-              << "Schema      " << archive.schemaMajor << "." << archive.schemaMinor
-              << " (this reader knows up to " << kPt2SchemaMajor << "." << kPt2SchemaMinor << ")\n";
-    for (const auto& model : archive.models) {
-        uint64_t bytes = 0;
-        for (const auto& weight : model.weights) {
-            bytes += weight.bytes;
-        }
-        std::cout << "Model       " << model.name
-                  << (model.torchVersion.empty() ? "" : " (PyTorch " + model.torchVersion + ")")
-                  << ": " << model.nodes.size() << " operator calls, " << model.weights.size()
-                  << " weights (" << formatBytes(bytes) << "), " << model.constants.size()
-                  << " constants" << (model.sampleInputs ? ", sample inputs" : "") << "\n";
-        for (const auto& line : signatureLines(model)) {
-            std::cout << (line.empty() ? "" : "    " + line) << "\n";
-        }
-        if (!model.rangeConstraints.empty()) {
-            std::cout << "\n    # range constraints\n";
-        }
-        for (const auto& [symbol, range] : model.rangeConstraints) {
-            std::cout << "    " << symbol << ": " << range << "\n";
-        }
-    }
-    if (!archive.aotInductorFiles.empty()) {
-        std::cout << "AOTInductor " << archive.aotInductorFiles.size()
-                  << " files (a compiled model)\n";
-    }
-}
-
 } // namespace
 
 int commandInfo(const Options& o) {
     const ProbeResult p = probeArchive(o.positional[0]);
-    std::optional<Pt2Archive> exported;
-    if (p.kind == FileKind::ExportedProgram) {
-        exported = readPt2Archive(ZipReader(o.positional[0]));
-    }
+    // What the file's format says of it beyond the probe (a .pt2's programs and weights).
+    const FileDetails details = fileDetails(p);
     if (o.json) {
         nlohmann::json j = {{"path", p.path},
                             {"size", p.fileSize},
@@ -280,8 +194,8 @@ int commandInfo(const Options& o) {
         j["tensors"] = p.tensors;
         j["damage"] = p.damage;
         j["notes"] = p.notes;
-        if (exported) {
-            j["exported_program"] = exportedJson(*exported);
+        if (!details.key.empty()) {
+            j[details.key] = nlohmann::json::parse(details.json);
         }
         std::cout << j.dump(2) << "\n";
     } else {
@@ -298,9 +212,7 @@ int commandInfo(const Options& o) {
                       << " (this LibTorch " << libtorchVersion() << " reads up to "
                       << p.maxSupportedVersion << ")\n";
         }
-        if (exported) {
-            printExported(*exported);
-        }
+        std::cout << details.text;
         if (!p.records.empty()) {
             std::cout << "Records     " << p.records.size() << "\n";
             for (const auto& r : p.records) {
@@ -367,21 +279,15 @@ int commandInfo(const Options& o) {
         }
     }
     // A file that cannot be opened here is an error for scripts, even though info described it.
-    const bool operatorsRegistered =
-        std::all_of(p.operators.begin(), p.operators.end(),
-                    [](const OperatorUse& op) { return op.registered; });
-    const bool usable = p.kind == FileKind::TorchScript && p.version >= 0 &&
-                        p.version <= p.maxSupportedVersion && operatorsRegistered &&
-                        p.damage.empty();
-    return usable ? kExitOk : kExitError;
+    return openable(p) ? kExitError : kExitOk;
 }
 
 int commandTree(const Options& o) {
-    InspectedModel inspected;
-    auto model = inspectModel(inspected, o, false);
-    if (!model) {
-        return fail(o, model.error());
+    auto opened = openModelAt(o, 0, false);
+    if (!opened) {
+        return fail(o, opened.error());
     }
+    const ModelInfo* model = &(*opened)->info();
     if (o.json) {
         nlohmann::json modules = nlohmann::json::array();
         for (const auto& m : model->modules) {
@@ -453,13 +359,12 @@ int commandCodeOrGraph(const Options& o) {
     if (o.command == "graph" && o.graphFormat != "text") {
         return commandGraphDiagram(o);
     }
-    InspectedModel inspected;
-    auto model = inspectModel(inspected, o, false);
+    auto model = openModelAt(o, 0, false);
     if (!model) {
         return fail(o, model.error());
     }
-    auto text = o.command == "code" ? inspected.code(o.module, o.method)
-                                    : inspected.graph(o.module, o.method, o.inlined);
+    auto text = o.command == "code" ? (*model)->code(o.module, o.method)
+                                    : (*model)->graph(o.module, o.method, o.inlined);
     if (!text) {
         return fail(o, text.error());
     }

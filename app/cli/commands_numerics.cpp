@@ -115,11 +115,11 @@ int saveFailed(const Options& o, const OptimizeResult& r) {
 } // namespace
 
 int commandActivations(const Options& o) {
-    Session session;
-    auto model = loadModel(session, o, false);
+    auto model = openModelAt(o, 0, false);
     if (!model) {
         return fail(o, model.error());
     }
+    Model& session = **model;
     ActivationRequest request;
     request.run = o.run;
     request.bins = o.bins;
@@ -249,11 +249,11 @@ int commandActivations(const Options& o) {
 }
 
 int commandOptimize(const Options& o) {
-    Session session;
-    auto model = loadModel(session, o, false);
+    auto model = openModelAt(o, 0, false);
     if (!model) {
         return fail(o, model.error());
     }
+    Model& session = **model;
     OptimizeRequest request;
     if (o.freeze) {
         request.passes.push_back("freeze");

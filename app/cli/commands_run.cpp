@@ -168,7 +168,7 @@ TaskOptions taskOptionsFor(const Options& o, const LabelSet* labels,
 // run --source: every frame of a video or folder through the model, drawn and written (to a
 // video or a folder) with none dropped; a frame that does not decode or run is reported and
 // skipped. A progress line goes to a terminal.
-int commandRunSource(const Options& o, InspectedModel& session, const ModelInfo& model,
+int commandRunSource(const Options& o, Model& session, const ModelInfo& model,
                      const LabelSet* labels) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
@@ -307,11 +307,12 @@ int commandRunSource(const Options& o, InspectedModel& session, const ModelInfo&
 } // namespace
 
 int commandRun(const Options& o) {
-    InspectedModel session;
-    auto model = inspectModel(session, o, false);
-    if (!model) {
-        return fail(o, model.error());
+    auto opened = openModelAt(o, 0, false);
+    if (!opened) {
+        return fail(o, opened.error());
     }
+    Model& session = **opened;
+    const ModelInfo* model = &session.info();
 
     const bool interpret = !o.render.empty() || o.task != "auto" || !o.labels.empty() || o.json;
     RunRequest request = o.run;

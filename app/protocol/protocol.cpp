@@ -543,6 +543,7 @@ ProbeResult probeResultFromCbor(const QCborMap& m) {
 QCborMap toCbor(const ModelInfo& info) {
     QCborMap m;
     put(m, "path", text(info.path));
+    put(m, "format", text(info.format));
     put(m, "probe", toCbor(info.probe));
     QCborArray modules;
     for (const auto& module : info.modules) {
@@ -561,12 +562,18 @@ QCborMap toCbor(const ModelInfo& info) {
         refused.append(QCborArray{text(library), text(why)});
     }
     put(m, "refusedLibraries", refused);
+    QCborMap lacking;
+    for (const auto& [capability, why] : info.lacking) {
+        lacking.insert(QLatin1String(toString(capability)), text(why));
+    }
+    put(m, "lacking", lacking);
     return m;
 }
 
 ModelInfo modelInfoFromCbor(const QCborMap& m) {
     ModelInfo info;
     info.path = text(m, "path");
+    info.format = text(m, "format");
     info.probe = probeResultFromCbor(submap(m, "probe"));
     for (const auto& v : array(m, "modules")) {
         info.modules.push_back(moduleInfoFromCbor(v.toMap()));
@@ -582,6 +589,14 @@ ModelInfo modelInfoFromCbor(const QCborMap& m) {
         const QCborArray pair = v.toArray();
         info.refusedLibraries.emplace_back(pair.at(0).toString().toStdString(),
                                            pair.at(1).toString().toStdString());
+    }
+    const QCborMap lacking = submap(m, "lacking");
+    for (auto it = lacking.begin(); it != lacking.end(); ++it) {
+        // A name this side does not know (a newer worker's) is nothing it could offer anyway.
+        const Capability capability = capabilityFromString(it.key().toString().toStdString());
+        if (capability != Capability::Count) {
+            info.lacking[capability] = it.value().toString().toStdString();
+        }
     }
     return info;
 }

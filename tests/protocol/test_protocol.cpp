@@ -145,10 +145,17 @@ private Q_SLOTS:
     }
 
     void modelInfoRoundTrips() {
-        const ModelInfo info = sampleModel();
+        ModelInfo info = sampleModel();
+        info.format = "torch.export";
+        info.lacking[Capability::Run] = "no compiled model";
+        info.lacking[Capability::Activations] = "TorchScript archives only";
         const ModelInfo back =
             modelInfoFromCbor(roundTrip(make(MessageType::ModelInfo, 1, toCbor(info))).body);
         QCOMPARE(back.path, info.path);
+        QCOMPARE(back.format, info.format);
+        QVERIFY(back.lacking == info.lacking);
+        QCOMPARE(back.lacks(Capability::Run), std::string("no compiled model"));
+        QVERIFY(back.lacks(Capability::Code).empty());
         QCOMPARE(back.probe.kind, info.probe.kind);
         QCOMPARE(back.probe.records.size(), size_t(2));
         QCOMPARE(back.probe.records[1].name, info.probe.records[1].name);

@@ -82,6 +82,23 @@ private Q_SLOTS:
 
     void cleanupTestCase() { delete window_; }
 
+    // What the open model lacks is not offered, with why; the next model that has it offers it.
+    void whatAModelLacksIsNotOffered() {
+        QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
+                                    "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2")));
+        showNumerics(0);
+        for (QPushButton* button : {panel_->recordButton(), panel_->applyButton()}) {
+            QVERIFY(!button->isEnabled());
+            QVERIFY2(button->toolTip().contains(QStringLiteral("TorchScript archives only")),
+                     qPrintable(button->toolTip()));
+        }
+        QVERIFY(open(fx("nan_nested.pt")));
+        for (QPushButton* button : {panel_->recordButton(), panel_->applyButton()}) {
+            QVERIFY(button->isEnabled());
+            QVERIFY(!button->toolTip().contains(QStringLiteral("TorchScript archives only")));
+        }
+    }
+
     void firstNaNFoundMarkedAndShownInTheGraph() {
         QVERIFY(open(fx("nan_nested.pt")));
         window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));

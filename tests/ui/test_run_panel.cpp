@@ -692,6 +692,13 @@ private Q_SLOTS:
         auto* box = qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(0, 2));
         QCOMPARE(box->findData(QStringLiteral("sample")), -1);
         QVERIFY(source(0) != QStringLiteral("sample"));
+        // It cannot run here: Run and its profile are not offered, and say why.
+        QVERIFY(!panel_->runButton()->isEnabled());
+        QVERIFY2(
+            panel_->runButton()->toolTip().contains(QStringLiteral("without a compiled model")),
+            qPrintable(panel_->runButton()->toolTip()));
+        QVERIFY(!panel_->profileBox()->isEnabled());
+        QVERIFY(panel_->statusText().contains(QStringLiteral("does not run here")));
         const QString package =
             QStringLiteral(SCRIPTSCOPE_EXPORTED_DIR) + QStringLiteral("/resnet18_aoti.pt2");
         if (std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) >= 2 && QFileInfo::exists(package)) {
@@ -704,8 +711,12 @@ private Q_SLOTS:
                      std::vector<std::string>{"the archive's sample input 0"});
             QCOMPARE(panel_->lastResult()->output.shape, (std::vector<int64_t>{1, 10}));
         }
+        // The next model runs: nothing of the last one's refusal stays.
         window_->openFile(kResources + QStringLiteral("/demo_model.pt"));
         QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
+        QTRY_VERIFY(panel_->runButton()->isEnabled());
+        QVERIFY(panel_->profileBox()->isEnabled());
+        QVERIFY(!panel_->runButton()->toolTip().contains(QStringLiteral("compiled model")));
     }
 
     void runSettingsAreRememberedPerModel() {

@@ -1,5 +1,6 @@
 #include "details_view.h"
 
+#include "capability.h"
 #include "item_rows.h"
 
 #include <format.h>
@@ -43,7 +44,7 @@ DetailsView::DetailsView(QWidget* parent)
     connect(statisticsButton_, &QPushButton::clicked, this, &DetailsView::statisticsRequested);
 }
 
-void DetailsView::setModule(const ModuleInfo* m) {
+void DetailsView::setModule(const ModuleInfo* m, const ModelInfo& model) {
     detailsModel_->clear();
     detailsModel_->setHorizontalHeaderLabels(
         {tr("Name"), tr("Shape / type"), tr("Dtype / value"), tr("Size"), tr("Statistics")});
@@ -108,7 +109,8 @@ void DetailsView::setModule(const ModuleInfo* m) {
         methods->appendRow(
             readOnlyRow({q(method.name), q(method.schema), QString(), QString(), QString()}));
     }
-    statisticsButton_->setEnabled(!m->parameters.empty() || !m->buffers.empty());
+    offer(statisticsButton_, model, Capability::Statistics,
+          !m->parameters.empty() || !m->buffers.empty());
     details_->expandAll();
     // Long method schemas and values would push the other columns out of view; they are in the
     // tooltips.

@@ -20,7 +20,8 @@ class DetailsView : public QWidget {
 public:
     explicit DetailsView(QWidget* parent = nullptr);
     // The module shown; null clears. The statistics column stays empty until showStatistics().
-    void setModule(const ModuleInfo* module);
+    // `model` holds it: what it lacks is not offered.
+    void setModule(const ModuleInfo* module, const ModelInfo& model);
     // Fills the statistics column of the Parameters and Buffers rows (by name).
     void showStatistics(const std::vector<OutputValue>& values);
 

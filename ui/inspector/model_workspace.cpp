@@ -410,7 +410,7 @@ void ModelWorkspace::restoreSplitterState(const QByteArray& state) {
 
 void ModelWorkspace::showSelection() {
     const ModuleInfo* module = selectedModule();
-    details_->setModule(module);
+    details_->setModule(module, model_);
     if (module) {
         for (QComboBox* combo : {codeMethod_, graphMethod_}) {
             const QString previous = combo->currentText();

@@ -1,5 +1,6 @@
 #include "numerics_panel.h"
 
+#include "capability.h"
 #include "operator_libraries.h"
 
 #include "model_workspace.h"
@@ -338,7 +339,7 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
             [this](quint64 id, const ActivationReport& report) {
                 if (id == activationRequest_) {
                     activationRequest_ = 0;
-                    record_->setEnabled(true);
+                    offer(record_, modelInfo_, Capability::Activations);
                     showReport(report);
                     if (std::exchange(selectFirstNonFinite_, false)) {
                         showFirstNonFinite();
@@ -349,14 +350,14 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
             [this](quint64 id, const OptimizeResult& result) {
                 if (id == optimizeRequest_) {
                     optimizeRequest_ = 0;
-                    apply_->setEnabled(true);
+                    offer(apply_, modelInfo_, Capability::Optimize);
                     showPasses(result);
                 }
             });
     connect(worker_, &WorkerClient::diffReady, this, [this](quint64 id, const ArchiveDiff& diff) {
         if (id == diffRequest_) {
             diffRequest_ = 0;
-            diffOpen_->setEnabled(true);
+            offer(diffOpen_, modelInfo_, Capability::Diff);
             showDiff(diff);
         }
     });
@@ -1286,15 +1287,15 @@ void NumericsPanel::fail(quint64 id, const Error& error) {
     const QString message = q(error.message);
     if (id != 0 && id == activationRequest_) {
         activationRequest_ = 0;
-        record_->setEnabled(true);
+        offer(record_, modelInfo_, Capability::Activations);
         status_->setText(tr("<b>Recording failed:</b> %1").arg(message.toHtmlEscaped()));
     } else if (id != 0 && id == optimizeRequest_) {
         optimizeRequest_ = 0;
-        apply_->setEnabled(true);
+        offer(apply_, modelInfo_, Capability::Optimize);
         passSummary_->setText(tr("<b>Failed:</b> %1").arg(message.toHtmlEscaped()));
     } else if (id != 0 && id == diffRequest_) {
         diffRequest_ = 0;
-        diffOpen_->setEnabled(true);
+        offer(diffOpen_, modelInfo_, Capability::Diff);
         diffSummary_->setText(tr("<b>Cannot compare:</b> %1").arg(message.toHtmlEscaped()));
     } else {
         return;
@@ -1305,9 +1306,9 @@ void NumericsPanel::fail(quint64 id, const Error& error) {
 void NumericsPanel::clearAll() {
     activationRequest_ = optimizeRequest_ = diffRequest_ = 0;
     selectFirstNonFinite_ = false;
-    record_->setEnabled(true);
-    apply_->setEnabled(true);
-    diffOpen_->setEnabled(true);
+    offer(record_, modelInfo_, Capability::Activations);
+    offer(apply_, modelInfo_, Capability::Optimize);
+    offer(diffOpen_, modelInfo_, Capability::Diff);
     model_->setReport({});
     histogram_->clearPlottables();
     if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {

@@ -114,6 +114,8 @@ public:
     QPlainTextEdit* graphAfter() const { return after_; }
     QLabel* passSummary() const { return passSummary_; }
     QPushButton* saveCopyButton() const { return saveCopy_; }
+    QPushButton* recordButton() const { return record_; }
+    QPushButton* applyButton() const { return apply_; }
     QTreeWidget* diffTree() const { return diffTree_; }
     QPlainTextEdit* diffText() const { return diffText_; }
     QLabel* diffSummary() const { return diffSummary_; }

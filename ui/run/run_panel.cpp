@@ -1,5 +1,6 @@
 #include "run_panel.h"
 
+#include "capability.h"
 #include "frame_player.h"
 #include "input_table.h"
 #include "output_panel.h"
@@ -544,7 +545,7 @@ std::optional<RunRequest> RunPanel::buildRequest(QString* why) const {
     request.device = device_->currentData().toString().toStdString();
     request.warmup = warmup_->value();
     request.iterations = iterations_->value();
-    request.profile = profile_->isChecked();
+    request.profile = profile_->isChecked() && profile_->isEnabled();
     request.valuesLimit = kValuesLimit;
     auto specs = inputs_->specs(imageOptions(), why);
     if (!specs) {
@@ -601,7 +602,8 @@ void RunPanel::showStatus(const QString& text, bool problem) {
     showOnLabel(status_, text, problem);
     if (request_ == 0) {
         cancel_->setEnabled(player_->playing()); // Cancel also stops a playing source
-        run_->setEnabled(true);
+        offer(run_, model_, Capability::Run);
+        offer(runContinuously_, model_, Capability::Run);
     }
 }
 

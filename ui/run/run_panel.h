@@ -96,6 +96,7 @@ public:
     static constexpr int kUsualIterations = 20;
     void useUsualTiming();
     QPushButton* runMoreButton() const { return runMore_; }
+    QPushButton* runButton() const { return run_; }
     QWidget* presetHint() const { return presetHint_; }
     // The lines drawn over a run's result: device, p50/p90, rate, iterations and warm-ups.
     static QStringList timingOverlay(const RunResult& result);

@@ -2,6 +2,7 @@
 // first single iteration), what is saved, and the devices offered.
 #include "run_panel.h"
 
+#include "capability.h"
 #include "input_table.h"
 
 #include <QCheckBox>
@@ -73,6 +74,7 @@ QString RunPanel::deviceNote() const {
 void RunPanel::setModel(const ModelInfo& model) {
     if (!model_.modules.empty() && model.path == model_.path) {
         model_ = model;
+        offer(profile_, model_, Capability::Profile);
         return; // a reload keeps what the person set
     }
     saveSettings();
@@ -95,6 +97,7 @@ void RunPanel::setModel(const ModelInfo& model) {
     iterations_->setValue(saved.value(QStringLiteral("iterations")).toInt(kFirstIterations));
     runMore_->hide();
     profile_->setChecked(saved.value(QStringLiteral("profile")).toBool(false));
+    offer(profile_, model, Capability::Profile);
     const QJsonObject image = saved.value(QStringLiteral("image")).toObject();
     imageSize_->setText(image.value(QStringLiteral("size")).toString());
     imageOrder_->setCurrentIndex(
@@ -115,8 +118,12 @@ void RunPanel::setModel(const ModelInfo& model) {
     }
     presetHint_->setVisible(looksLikeImageNetClassifier(model) && imageMean_->text().isEmpty() &&
                             inputs_->usesImage());
-    showStatus(tr("Ready to run %1").arg(QFileInfo(QString::fromStdString(model.path)).fileName()),
-               false);
+    const QString name = QFileInfo(QString::fromStdString(model.path)).fileName();
+    if (const std::string why = model.lacks(Capability::Run); !why.empty()) {
+        showStatus(tr("%1 does not run here: %2").arg(name, QString::fromStdString(why)), false);
+    } else {
+        showStatus(tr("Ready to run %1").arg(name), false);
+    }
 }
 
 void RunPanel::useUsualTiming() {

@@ -487,10 +487,6 @@ bool isPt2Archive(const ZipReader& zip) {
            zip.find(prefix + "serialized_exported_program.json") != nullptr;
 }
 
-bool isPt2File(const std::string& path) {
-    return isPt2Archive(ZipReader(path));
-}
-
 Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits) {
     Pt2Archive archive;
     if (!zip.ok()) {

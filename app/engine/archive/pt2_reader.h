@@ -148,9 +148,6 @@ const Pt2CompiledModel* findCompiled(const Pt2Archive& archive, const std::strin
 
 // True when the zip is a .pt2 of either layout.
 bool isPt2Archive(const ZipReader& zip);
-// The same for a file, reading only the zip's directory (and archive_format): what a loader asks
-// before it chooses between a TorchScript session and an exported program.
-bool isPt2File(const std::string& path);
 Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits = {});
 
 } // namespace scriptscope

@@ -1,6 +1,30 @@
 #include "model_info.h"
 
+#include <iterator>
+
 namespace scriptscope {
+
+namespace {
+
+constexpr const char* kCapabilityNames[] = {"code",       "inlined_graph", "run",      "profile",
+                                            "statistics", "activations",   "optimize", "diff"};
+static_assert(std::size(kCapabilityNames) == static_cast<size_t>(Capability::Count));
+
+} // namespace
+
+const char* toString(Capability capability) {
+    const auto index = static_cast<size_t>(capability);
+    return index < std::size(kCapabilityNames) ? kCapabilityNames[index] : "";
+}
+
+Capability capabilityFromString(const std::string& name) {
+    for (size_t i = 0; i < std::size(kCapabilityNames); ++i) {
+        if (name == kCapabilityNames[i]) {
+            return static_cast<Capability>(i);
+        }
+    }
+    return Capability::Count;
+}
 
 void ModelInfo::sumTotals() {
     // Bottom-up: in pre-order, children follow their parent.

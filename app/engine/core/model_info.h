@@ -138,8 +138,30 @@ struct ModuleInfo {
     uint64_t totalBytes = 0;          // parameters and buffers, including submodules
 };
 
+// What a model may be asked beyond its tree and its drawn graph. A format, or a build, that cannot
+// do one says why (ModelInfo::lacking): the GUI hides or disables it with that reason, the worker
+// and the CLI refuse it with the same words.
+enum class Capability {
+    Code,         // Python's module.method.code
+    InlinedGraph, // str(model.inlined_graph); a flat exported graph has no other
+    Run,          // timed runs, live sources
+    Profile,      // the per-operator profile of a run
+    Statistics,   // statistics of parameters and buffers
+    Activations,  // every value of one run, the first NaN or Inf
+    Optimize,     // passes on a copy
+    Diff,         // against another model
+    Count
+};
+// "code", "inlined_graph", "run", ... (the protocol's and the CLI's JSON names).
+const char* toString(Capability capability);
+// The capability of that name, Capability::Count when none is.
+Capability capabilityFromString(const std::string& name);
+
 struct ModelInfo {
     std::string path;
+    // The format that opened it, as a person names it: "TorchScript", "torch.export",
+    // "AOTInductor package" (the format registry's names).
+    std::string format;
     ProbeResult probe;
     std::vector<ModuleInfo> modules; // pre-order; modules[0] is the root
     // Python's str(model.inlined_graph), with LoadOptions::includeInlinedGraph; empty otherwise and
@@ -154,6 +176,14 @@ struct ModelInfo {
     // Remembered operator libraries that were not loaded (built for another LibTorch, missing,
     // failing): the library's path and why. The model was opened without them.
     std::vector<std::pair<std::string, std::string>> refusedLibraries;
+    // What this model cannot do in this build, each with why (Capability above).
+    std::map<Capability, std::string> lacking;
+
+    // Why the model cannot do `capability`; empty when it can.
+    std::string lacks(Capability capability) const {
+        const auto found = lacking.find(capability);
+        return found == lacking.end() ? std::string() : found->second;
+    }
 
     // Fills the totals from each module's own parameters and buffers: every module's
     // totalParameterCount and totalBytes (its submodules' included), and the model's counts.

@@ -16,6 +16,7 @@ Kind flipped(Kind kind) {
 
 ArchiveDiff reversed(ArchiveDiff diff) {
     std::swap(diff.pathA, diff.pathB);
+    std::swap(diff.formatA, diff.formatB);
     std::swap(diff.loadMsA, diff.loadMsB);
     for (ModuleChange& m : diff.modules) {
         m.kind = flipped(m.kind);

@@ -189,6 +189,11 @@ struct ExtraFileChange {
 
 struct ArchiveDiff {
     std::string pathA, pathB;
+    std::string formatA, formatB; // ModelInfo::format of each side
+    // Two formats (a TorchScript archive and its export): only the module trees and the
+    // parameters and buffers are compared; code, graphs, attributes and extra files differ by
+    // nature.
+    bool treeAndTensorsOnly = false;
     bool identical = true;
     std::vector<ModuleChange> modules;
     std::vector<TensorChange> tensors;

@@ -51,11 +51,15 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    // dlopen()s a library that registers operators (e.g. torchvision's _C), before loading.
-    Status loadOperatorLibrary(const std::string& path);
+    // dlopen()s a library that registers operators (e.g. torchvision's _C), before loading: into
+    // the process, so every session after it sees its operators.
+    static Status loadOperatorLibrary(const std::string& path);
 
     // Probes, then loads and inspects. The project's warp operator is always registered.
     Expected<ModelInfo> load(const std::string& path, const LoadOptions& options = {});
+    // The same with the file's probe already made (the format registry probes once).
+    Expected<ModelInfo> load(const std::string& path, ProbeResult probe,
+                             const LoadOptions& options = {});
     bool loaded() const;
 
     // Python's model.PATH.NAME.code and str(model.PATH.NAME.graph); inlined:

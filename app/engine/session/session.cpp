@@ -733,10 +733,15 @@ std::string newerPyTorchMessage(const std::string& path, const std::string& op,
 } // namespace
 
 Expected<ModelInfo> Session::load(const std::string& path, const LoadOptions& options) {
+    return load(path, probeArchive(path), options);
+}
+
+Expected<ModelInfo> Session::load(const std::string& path, ProbeResult probeResult,
+                                  const LoadOptions& options) {
     ModelInfo info;
     info.path = path;
     info.torchVersion = libtorchVersion();
-    info.probe = probeArchive(path);
+    info.probe = std::move(probeResult);
     const ProbeResult& probe = info.probe;
     switch (probe.kind) {
     case FileKind::TorchScript:

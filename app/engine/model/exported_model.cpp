@@ -1,0 +1,95 @@
+// torch.export archives (.pt2) as a Model: ExportedProgram (exported/) reads and draws them
+// without LibTorch; an AOTInductor package's compiled model runs them (CompiledModel, session/).
+#include "formats.h"
+
+namespace scriptscope::formats {
+
+namespace {
+
+// What a .pt2 cannot do here, each with why: what ModelInfo::lacking carries to the views.
+std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
+    const std::string what = program.hasProgram() ? "a torch.export program"
+                                                  : "an AOTInductor "
+                                                    "package";
+    std::map<Capability, std::string> lacking;
+    if (!program.compiled()) {
+        lacking[Capability::Run] =
+            "an exported program without a compiled model: LibTorch runs a .pt2 only once "
+            "AOTInductor has compiled it. In Python: "
+            "torch._inductor.aoti_compile_and_package(torch.export.load('" +
+            program.info().path + "'), package_path='model_compiled.pt2'), then open that file";
+    } else if (!CompiledModel::supported()) {
+        lacking[Capability::Run] = "this build's LibTorch " + libtorchVersion() +
+                                   " has no AOTInductor package loader (PyTorch 2.6 and later)";
+    }
+    lacking[Capability::Profile] =
+        "AOTInductor's compiled code runs as one call: it has no per-operator profile here";
+    const std::string onlyTorchScript =
+        " work on TorchScript archives only so far; ScriptScope shows, draws and runs " + what;
+    lacking[Capability::Statistics] = "parameter statistics" + onlyTorchScript;
+    lacking[Capability::Activations] = "activations" + onlyTorchScript;
+    lacking[Capability::Optimize] = "passes" + onlyTorchScript;
+    if (!program.hasProgram()) {
+        lacking[Capability::Diff] = "an AOTInductor package saved without its exported program "
+                                    "has no module tree or weights to compare";
+    }
+    return lacking;
+}
+
+} // namespace
+
+ExportedModel::ExportedModel(ExportedProgram program)
+    : program_(std::move(program))
+    , info_(program_.info()) {
+    info_.format =
+        program_.hasProgram() && !program_.compiled() ? "torch.export" : "AOTInductor package";
+    info_.lacking = lackingOf(program_);
+}
+
+Expected<std::unique_ptr<Model>> ExportedModel::open(const std::string& path, ProbeResult probe) {
+    auto program = ExportedProgram::open(path, std::move(probe));
+    if (!program) {
+        return program.error();
+    }
+    return std::unique_ptr<Model>(new ExportedModel(std::move(program).value()));
+}
+
+Status ExportedModel::openable(const ProbeResult& probe) {
+    // Its JSON read and checked, as opening it would (no weights are read).
+    auto program = ExportedProgram::open(probe.path, probe);
+    return program ? Status() : Status(program.error());
+}
+
+Expected<std::string> ExportedModel::code(const std::string& modulePath,
+                                          const std::string& method) const {
+    return program_.code(modulePath, method);
+}
+
+Expected<std::string> ExportedModel::graph(const std::string& modulePath, const std::string& method,
+                                           bool) const {
+    return program_.graph(modulePath, method); // flat: inlined or not, the same graph
+}
+
+Expected<GraphModel> ExportedModel::graphModel(const std::string& modulePath,
+                                               const std::string& method, bool) const {
+    return program_.graphModel(modulePath, method);
+}
+
+Expected<RunResult> ExportedModel::run(const RunRequest& request) {
+    if (!info_.lacks(Capability::Run).empty()) {
+        return lackingError(Capability::Run);
+    }
+    return runExported(program_, compiled_, request);
+}
+
+Status ExportedModel::saveSampleInputs(const std::string& path) {
+    if (!program_.compiled() || !program_.hasProgram() || !program_.program().sampleInputs) {
+        return Model::saveSampleInputs(path);
+    }
+    if (auto error = openExported(program_, compiled_)) {
+        return error;
+    }
+    return compiled_.saveSampleInputs(path);
+}
+
+} // namespace scriptscope::formats

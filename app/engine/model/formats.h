@@ -1,0 +1,70 @@
+// The formats the registry (registry.cpp) knows, each an implementation of Model in a file of its
+// own here. Only the registry includes this header.
+#pragma once
+
+#include "model.h"
+
+#include <engine.h>
+#include <exported_program.h>
+
+#include <memory>
+
+namespace scriptscope::formats {
+
+// A TorchScript archive (torch.jit.save), loaded by LibTorch: torchscript_model.cpp.
+class TorchScriptModel final : public Model {
+public:
+    static Expected<std::unique_ptr<Model>> open(const std::string& path, ProbeResult probe,
+                                                 const OpenOptions& options);
+    // What keeps the archive from loading here (its version, damage, an operator not
+    // registered), found by the probe alone.
+    static Status openable(const ProbeResult& probe);
+
+    const ModelInfo& info() const override { return info_; }
+    Expected<std::string> code(const std::string& modulePath,
+                               const std::string& method) const override;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method,
+                                bool inlined) const override;
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
+                                    bool inlined) const override;
+    Expected<RunResult> run(const RunRequest& request) override;
+    Expected<ActivationReport> activations(const ActivationRequest& request) override;
+    Expected<OptimizeResult> optimize(const OptimizeRequest& request) override;
+    Expected<std::vector<OutputValue>>
+    tensorStatistics(const std::string& modulePath) const override;
+
+    const Session& session() const { return session_; }
+
+private:
+    Session session_;
+    ModelInfo info_;
+};
+
+// A torch.export archive (.pt2), read without LibTorch; what runs it is the AOTInductor model it
+// compiles to, when the package holds one: exported_model.cpp.
+class ExportedModel final : public Model {
+public:
+    static Expected<std::unique_ptr<Model>> open(const std::string& path, ProbeResult probe);
+    static Status openable(const ProbeResult& probe);
+
+    const ModelInfo& info() const override { return info_; }
+    Expected<std::string> code(const std::string& modulePath,
+                               const std::string& method) const override;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method,
+                                bool inlined) const override;
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
+                                    bool inlined) const override;
+    Expected<RunResult> run(const RunRequest& request) override;
+    Status saveSampleInputs(const std::string& path) override;
+
+    const ExportedProgram& program() const { return program_; }
+
+private:
+    explicit ExportedModel(ExportedProgram program);
+
+    ExportedProgram program_;
+    ModelInfo info_;
+    CompiledModel compiled_; // opened on the first run
+};
+
+} // namespace scriptscope::formats

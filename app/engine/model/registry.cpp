@@ -1,0 +1,142 @@
+// The registry of formats: the one place that knows which formats exist. Each row names the
+// probe's kind a format claims, how it is opened, and what keeps a file of it from opening here.
+// A new format is a Model implementation in its own file here (formats.h) and one row below.
+#include "exported_details.h"
+#include "formats.h"
+
+#include <iterator>
+
+namespace scriptscope {
+
+namespace {
+
+struct Format {
+    FileKind kind;
+    Expected<std::unique_ptr<Model>> (*open)(const std::string& path, ProbeResult probe,
+                                             const OpenOptions& options);
+    Status (*openable)(const ProbeResult& probe);
+    FileDetails (*details)(const ProbeResult& probe); // nullptr: nothing beyond the probe
+};
+
+const Format kFormats[] = {
+    {FileKind::TorchScript, &formats::TorchScriptModel::open, &formats::TorchScriptModel::openable,
+     nullptr},
+    {FileKind::ExportedProgram,
+     [](const std::string& path, ProbeResult probe, const OpenOptions&) {
+         return formats::ExportedModel::open(path, std::move(probe));
+     },
+     &formats::ExportedModel::openable, &formats::exportedDetails},
+};
+
+const Format* formatOf(const ProbeResult& probe) {
+    for (const Format& format : kFormats) {
+        if (format.kind == probe.kind) {
+            return &format;
+        }
+    }
+    return nullptr;
+}
+
+// Why no format opens the file: it is missing, or it is something else (the probe's summary says
+// what, and what to do with it).
+Error unopened(const ProbeResult& probe) {
+    switch (probe.kind) {
+    case FileKind::Missing:
+    case FileKind::Directory:
+    case FileKind::Unreadable:
+        return Error{ErrorKind::File, "'" + probe.path + "': " + probe.summary};
+    default:
+        return Error{ErrorKind::Format, "'" + probe.path + "' is " + probe.summary};
+    }
+}
+
+} // namespace
+
+Expected<RunResult> Model::run(const RunRequest&) {
+    return lackingError(Capability::Run);
+}
+
+Expected<ActivationReport> Model::activations(const ActivationRequest&) {
+    return lackingError(Capability::Activations);
+}
+
+Expected<OptimizeResult> Model::optimize(const OptimizeRequest&) {
+    return lackingError(Capability::Optimize);
+}
+
+Expected<std::vector<OutputValue>> Model::tensorStatistics(const std::string&) const {
+    return lackingError(Capability::Statistics);
+}
+
+Status Model::saveSampleInputs(const std::string&) {
+    return Error{ErrorKind::Input, "'" + info().path + "' keeps no example inputs"};
+}
+
+Error Model::lackingError(Capability capability) const {
+    std::string why = info().lacks(capability);
+    if (why.empty()) {
+        why = std::string("this format does not offer ") + toString(capability);
+    }
+    return Error{ErrorKind::Format, "'" + info().path + "': " + why};
+}
+
+Status loadOperatorLibrary(const std::string& path) {
+    return Session::loadOperatorLibrary(path);
+}
+
+Expected<std::unique_ptr<Model>> openModel(const std::string& path, const OpenOptions& options) {
+    ProbeResult probe = probeArchive(path);
+    const Format* format = formatOf(probe);
+    if (!format) {
+        return unopened(probe);
+    }
+    return format->open(path, std::move(probe), options);
+}
+
+Status openable(const ProbeResult& probe) {
+    const Format* format = formatOf(probe);
+    return format ? format->openable(probe) : Status(unopened(probe));
+}
+
+FileDetails fileDetails(const ProbeResult& probe) {
+    const Format* format = formatOf(probe);
+    return format && format->details ? format->details(probe) : FileDetails{};
+}
+
+Expected<ArchiveDiff> diffModels(const Model& a, const Model& b) {
+    using formats::ExportedModel;
+    using formats::TorchScriptModel;
+    for (const Model* side : {&a, &b}) {
+        if (const std::string why = side->info().lacks(Capability::Diff); !why.empty()) {
+            return Error{ErrorKind::Input, "'" + side->info().path + "': " + why};
+        }
+    }
+    const auto* scriptedA = dynamic_cast<const TorchScriptModel*>(&a);
+    const auto* scriptedB = dynamic_cast<const TorchScriptModel*>(&b);
+    const auto* exportedA = dynamic_cast<const ExportedModel*>(&a);
+    const auto* exportedB = dynamic_cast<const ExportedModel*>(&b);
+    Expected<ArchiveDiff> diff = Error{ErrorKind::Internal, "not compared"};
+    if (scriptedA && scriptedB) {
+        diff = scriptedA->session().diff(scriptedB->session());
+    } else if (scriptedA && exportedB) {
+        diff = scriptedA->session().diff(exportedB->program());
+    } else if (exportedA && scriptedB) {
+        diff = scriptedB->session().diff(exportedA->program());
+        if (diff) {
+            diff = reversed(std::move(diff).value());
+        }
+    } else {
+        return Error{ErrorKind::Input, "a " + a.info().format + " archive and a " +
+                                           b.info().format +
+                                           " archive are not compared yet: compare each with its "
+                                           "TorchScript twin"};
+    }
+    if (diff) {
+        diff.value().formatA = a.info().format;
+        diff.value().formatB = b.info().format;
+        diff.value().treeAndTensorsOnly = !(scriptedA && scriptedB);
+    }
+    return diff;
+}
+
+} // namespace scriptscope

@@ -1,0 +1,152 @@
+// One model interface for every format: the registry opens each file with the format that claims
+// it, probes it once, and says what a model lacks, in the words its refusals use. Committed files
+// and the build's own fixtures: both builds run it.
+#include "test_support.h"
+
+#include <engine.h>
+#include <input_spec.h>
+#include <model.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+#include <string>
+
+using namespace scriptscope;
+using scriptscope::test::fixture;
+
+namespace {
+
+std::string savedBy(const std::string& name) {
+    return std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/" + name;
+}
+
+std::unique_ptr<Model> open(const std::string& path, const OpenOptions& options = {}) {
+    auto opened = openModel(path, options);
+    if (!opened) {
+        qFatal("%s: %s", path.c_str(), opened.error().message.c_str());
+    }
+    return std::move(opened).value();
+}
+
+} // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // A TorchScript archive: LibTorch's session behind the interface, lacking nothing.
+    void opensTorchScript() {
+        const auto model = open(fixture("rich.pt"));
+        QCOMPARE(model->info().format, std::string("TorchScript"));
+        QVERIFY(model->info().lacking.empty());
+        QVERIFY(!model->info().modules.empty());
+        QVERIFY(!openable(probeArchive(fixture("rich.pt"))));
+        const auto code = model->code("", "forward");
+        QVERIFY2(code, code ? "" : code.error().message.c_str());
+        QVERIFY(code->find("def forward") != std::string::npos);
+        const auto graph = model->graphModel("", "forward", true);
+        QVERIFY2(graph, graph ? "" : graph.error().message.c_str());
+        QVERIFY(!graph->nodes.empty());
+        RunRequest request;
+        request.inputs = {*parseInputSpec("random:2x3x16x16")};
+        const auto run = model->run(request);
+        QVERIFY2(run, run ? "" : run.error().message.c_str());
+        // Nothing beyond the probe to say for info.
+        QVERIFY(fileDetails(probeArchive(fixture("rich.pt"))).key.empty());
+    }
+
+    // A plain torch.export program: read and drawn in either build, and what it cannot do is said
+    // once, in ModelInfo, and again by each call it lacks.
+    void opensAnExportedProgramAndSaysWhatItLacks() {
+        const std::string path = savedBy("exported_cnn.torch2.14.pt2");
+        const auto model = open(path);
+        const ModelInfo& info = model->info();
+        QCOMPARE(info.format, std::string("torch.export"));
+        QVERIFY(info.lacks(Capability::Run).find("without a compiled model") != std::string::npos);
+        for (const Capability c :
+             {Capability::Statistics, Capability::Activations, Capability::Optimize}) {
+            QVERIFY2(!info.lacks(c).empty(), toString(c));
+        }
+        QVERIFY(info.lacks(Capability::Diff).empty()); // against its TorchScript twin
+        QVERIFY(model->graph("", "forward", false));
+        QVERIFY(model->graphModel("", "forward", false));
+        const auto run = model->run(RunRequest{});
+        QVERIFY(!run);
+        QCOMPARE(run.error().kind, ErrorKind::Format);
+        QCOMPARE(run.error().message, "'" + path + "': " + info.lacks(Capability::Run));
+        const auto activations = model->activations(ActivationRequest{});
+        QVERIFY(!activations);
+        QVERIFY(activations.error().message.find(info.lacks(Capability::Activations)) !=
+                std::string::npos);
+        QVERIFY(!model->tensorStatistics(""));
+        QVERIFY(!model->optimize(OptimizeRequest{}));
+        QVERIFY(model->saveSampleInputs(QDir::tempPath().toStdString() + "/none.pt"));
+        // info: a .pt2 opens, so it is no error; its details are the format's.
+        const ProbeResult probe = probeArchive(path);
+        QVERIFY(!openable(probe));
+        const FileDetails details = fileDetails(probe);
+        QCOMPARE(details.key, std::string("exported_program"));
+        QVERIFY(details.text.find("operator calls") != std::string::npos);
+        QVERIFY(details.json.find("\"models\"") != std::string::npos);
+    }
+
+    // Capability names are the protocol's and the JSON's, both ways.
+    void capabilityNamesRoundTrip() {
+        for (int i = 0; i < static_cast<int>(Capability::Count); ++i) {
+            const auto c = static_cast<Capability>(i);
+            QVERIFY(*toString(c));
+            QCOMPARE(capabilityFromString(toString(c)), c);
+        }
+        QCOMPARE(capabilityFromString("teleport"), Capability::Count);
+    }
+
+    // What no format claims is refused with what the probe found, of the error kind it is.
+    void refusesWhatNoFormatOpens() {
+        const auto missing = openModel("/no/such/model.pt");
+        QVERIFY(!missing);
+        QCOMPARE(missing.error().kind, ErrorKind::File);
+        const auto stateDict = openModel(fixture("state_dict.pt"));
+        QVERIFY(!stateDict);
+        QCOMPARE(stateDict.error().kind, ErrorKind::Format);
+        QVERIFY(stateDict.error().message.find("state_dict.pt") != std::string::npos);
+        QVERIFY(openable(probeArchive(fixture("state_dict.pt"))));
+        QTemporaryDir dir;
+        const std::string text = dir.filePath(QStringLiteral("notes.pt")).toStdString();
+        std::ofstream(text) << "not a model\n";
+        const auto notModel = openModel(text);
+        QVERIFY(!notModel);
+        QCOMPARE(notModel.error().kind, ErrorKind::Format);
+    }
+
+    // Two models of one format compare in full; two exported programs are not compared yet, and
+    // the error names both formats.
+    void diffsThroughTheRegistry() {
+        const auto a = open(fixture("rich.pt"), {});
+        const auto b = open(fixture("rich.pt"), {});
+        const auto same = diffModels(*a, *b);
+        QVERIFY2(same, same ? "" : same.error().message.c_str());
+        QVERIFY(same->identical);
+        QVERIFY(!same->treeAndTensorsOnly);
+        QCOMPARE(same->formatA, std::string("TorchScript"));
+        const auto x = open(savedBy("exported_cnn.torch2.14.pt2"));
+        const auto y = open(savedBy("exported_dynamic.torch2.14.pt2"));
+        const auto exported = diffModels(*x, *y);
+        QVERIFY(!exported);
+        QCOMPARE(exported.error().kind, ErrorKind::Input);
+        QVERIFY(exported.error().message.find("torch.export") != std::string::npos);
+    }
+
+    // A model that fails to open leaves nothing behind: the next one opens as if first.
+    void aFailedOpenDoesNotSpoilTheNext() {
+        QVERIFY(!openModel(fixture("state_dict.pt")));
+        const auto model = open(savedBy("exported_cnn.torch2.14.pt2"));
+        QCOMPARE(model->info().format, std::string("torch.export"));
+        const auto scripted = open(fixture("rich.pt"));
+        QVERIFY(scripted->info().lacking.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "test_model.moc"
