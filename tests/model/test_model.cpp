@@ -7,10 +7,14 @@
 #include <input_spec.h>
 #include <model.h>
 
+#include <nlohmann/json.hpp>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 
 using namespace scriptscope;
@@ -28,6 +32,22 @@ std::unique_ptr<Model> open(const std::string& path, const OpenOptions& options 
         qFatal("%s: %s", path.c_str(), opened.error().message.c_str());
     }
     return std::move(opened).value();
+}
+
+// Where a row of formats.json says its file is.
+std::string tablePath(const nlohmann::json& row) {
+    const std::string in = row.at("in").get<std::string>();
+    const std::string file = row.at("file").get<std::string>();
+    if (in == "source") {
+        return std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/" + file;
+    }
+    if (in == "exported") {
+        return std::string(SCRIPTSCOPE_EXPORTED_DIR) + "/" + file;
+    }
+    if (in == "none") {
+        return "/no/such/folder/" + file;
+    }
+    return fixture(file);
 }
 
 } // namespace
@@ -90,6 +110,67 @@ private Q_SLOTS:
         QCOMPARE(details.key, std::string("exported_program"));
         QVERIFY(details.text.find("operator calls") != std::string::npos);
         QVERIFY(details.json.find("\"models\"") != std::string::npos);
+    }
+
+    // The table of formats (formats.json, as Netron's test/models.json): every fixture opens as
+    // the format it names, lacking what it says and running where it says, or is refused with its
+    // error's kind and words.
+    void theFormatTable_data() {
+        QTest::addColumn<int>("row");
+        const auto table = nlohmann::json::parse(scriptscope::test::readText(
+            std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/model/formats.json"));
+        const auto& files = table.at("files");
+        for (size_t i = 0; i < files.size(); ++i) {
+            QTest::newRow(files[i].at("file").get<std::string>().c_str()) << int(i);
+        }
+    }
+
+    void theFormatTable() {
+        QFETCH(int, row);
+        const auto table = nlohmann::json::parse(scriptscope::test::readText(
+            std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/model/formats.json"));
+        const nlohmann::json& entry = table.at("files").at(static_cast<size_t>(row));
+        if (entry.value("needs", "") == "libtorch2" &&
+            std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) < 2) {
+            QSKIP("made and run by the PyTorch 2.x build only");
+        }
+        const std::string path = tablePath(entry);
+        auto opened = openModel(path);
+        if (entry.contains("error")) {
+            QVERIFY2(!opened, path.c_str());
+            QCOMPARE(std::string(toString(opened.error().kind)),
+                     entry.at("error").get<std::string>());
+            QVERIFY2(opened.error().message.find(entry.at("message").get<std::string>()) !=
+                         std::string::npos,
+                     opened.error().message.c_str());
+            QVERIFY(openable(probeArchive(path)));
+            return;
+        }
+        QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
+        Model& model = **opened;
+        QCOMPARE(model.info().format, entry.at("format").get<std::string>());
+        std::set<std::string> lacks;
+        for (const auto& [capability, why] : model.info().lacking) {
+            QVERIFY2(!why.empty(), toString(capability));
+            lacks.insert(toString(capability));
+        }
+        QCOMPARE(lacks, entry.at("lacks").get<std::set<std::string>>());
+        QVERIFY(!openable(probeArchive(path)));
+        if (entry.contains("runs")) {
+            RunRequest request;
+            const std::string spec = entry.at("runs").get<std::string>();
+            if (spec != "sample") { // none given: the archive's sample inputs
+                request.inputs = {parseInputSpec(spec).value()};
+            }
+            const auto run = model.run(request);
+            QVERIFY2(run, run ? "" : run.error().message.c_str());
+            QVERIFY(!run->samplesMs.empty());
+        } else if (!model.info().lacks(Capability::Run).empty()) {
+            const auto run = model.run(RunRequest{});
+            QVERIFY(!run);
+            QVERIFY(run.error().message.find(model.info().lacks(Capability::Run)) !=
+                    std::string::npos);
+        }
     }
 
     // Capability names are the protocol's and the JSON's, both ways.
