@@ -92,7 +92,9 @@ private Q_SLOTS:
             QVERIFY2(button->toolTip().contains(QStringLiteral("TorchScript archives only")),
                      qPrintable(button->toolTip()));
         }
+        QVERIFY(panel_->activationStatus()->text().contains(QStringLiteral("Not for this model")));
         QVERIFY(open(fx("nan_nested.pt")));
+        QVERIFY(!panel_->activationStatus()->text().contains(QStringLiteral("Not for this model")));
         for (QPushButton* button : {panel_->recordButton(), panel_->applyButton()}) {
             QVERIFY(button->isEnabled());
             QVERIFY(!button->toolTip().contains(QStringLiteral("TorchScript archives only")));

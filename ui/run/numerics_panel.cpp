@@ -1316,9 +1316,14 @@ void NumericsPanel::clearAll() {
     }
     histogram_->replot();
     details_->clear();
-    status_->setText(tr("Records every value the Run workspace's method computes with its inputs: "
-                        "statistics per node and loop iteration, the first NaN or Inf, and "
-                        "comparisons."));
+    if (const std::string why = modelInfo_.lacks(Capability::Activations); !why.empty()) {
+        // Said where it is read, not only in the disabled button's tooltip.
+        status_->setText(tr("Not for this model: %1").arg(q(why).toHtmlEscaped()));
+    } else {
+        status_->setText(
+            tr("Records every value the Run workspace's method computes with its inputs: "
+               "statistics per node and loop iteration, the first NaN or Inf, and comparisons."));
+    }
     firstNonFinite_->setEnabled(false);
     firstDifference_->setEnabled(false);
     inGraph_->setEnabled(false);
