@@ -8,9 +8,8 @@ namespace {
 
 // What a .pt2 cannot do here, each with why: what ModelInfo::lacking carries to the views.
 std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
-    const std::string what = program.hasProgram() ? "a torch.export program"
-                                                  : "an AOTInductor "
-                                                    "package";
+    const std::string what =
+        program.hasProgram() ? "a torch.export program" : "an AOTInductor package";
     std::map<Capability, std::string> lacking;
     if (!program.compiled()) {
         lacking[Capability::Run] =
@@ -22,10 +21,16 @@ std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
         lacking[Capability::Run] = "this build's LibTorch " + libtorchVersion() +
                                    " has no AOTInductor package loader (PyTorch 2.6 and later)";
     }
+    const bool runs = lacking.count(Capability::Run) == 0;
     lacking[Capability::Profile] =
-        "AOTInductor's compiled code runs as one call: it has no per-operator profile here";
+        runs ? "AOTInductor's compiled code runs as one call: it has no per-operator profile here"
+             : "it does not run here, so it has no profile";
+    // A package without its program has nothing to draw.
+    const std::string does = !program.hasProgram() ? (runs ? "shows and runs " : "shows ")
+                             : runs                ? "shows, draws and runs "
+                                                   : "shows and draws ";
     const std::string onlyTorchScript =
-        " work on TorchScript archives only so far; ScriptScope shows, draws and runs " + what;
+        " work on TorchScript archives only so far; ScriptScope " + does + what;
     lacking[Capability::Statistics] = "parameter statistics" + onlyTorchScript;
     lacking[Capability::Activations] = "activations" + onlyTorchScript;
     lacking[Capability::Optimize] = "passes" + onlyTorchScript;
