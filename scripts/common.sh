@@ -41,6 +41,15 @@ scriptscope_torchvision_for() {
     echo "0.$((minor + 15)).*"
 }
 
+# The executorch release built against a torch release (its C++ runtime and the .pte fixtures):
+# 1.5.1 for torch 2.14.1, none known for others (the .pte reader needs none; tests then use the
+# committed programs).
+scriptscope_executorch_for() {
+    case "$1" in
+    2.14.1) echo "executorch==1.5.1" ;;
+    esac
+}
+
 # Makes (once) a venv with torch VERSION, its torchvision, NumPy, OpenCV and onnx in the cache and
 # prints its Python. Later clones and CI reuse it (installing what a newer list adds); pip's own
 # cache keeps the wheels.
@@ -52,6 +61,9 @@ scriptscope_torch_venv() {
     # wheel's nvidia-* packages come along with torch.
     local requirements=("torch==$version" "torchvision==$(scriptscope_torchvision_for "$version")"
                         numpy "opencv-python-headless<5" onnx)
+    local executorch
+    executorch=$(scriptscope_executorch_for "$version")
+    if [ -n "$executorch" ]; then requirements+=("$executorch"); fi
     if [ "$(cat "$venv/.scriptscope-ready" 2>/dev/null)" != "${requirements[*]}" ]; then
         if [ ! -x "$venv/bin/python" ]; then
             local base=${SCRIPTSCOPE_VENV_BASE_PYTHON:-python3}

@@ -1,12 +1,13 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
-// files), the torch.export (.pt2) reader and its printouts, and the whole probe, on the fuzzer's
-// bytes as a file.
+// files), the torch.export (.pt2) reader and its printouts, the ExecuTorch (.pte) reader, and the
+// whole probe, on the fuzzer's bytes as a file.
 #include <exported_text.h>
 #include <pickle_scan.h>
 #include <pickle_value.h>
 #include <probe.h>
 #include <pt2_reader.h>
+#include <pte_reader.h>
 #include <zip_reader.h>
 
 #include <cstddef>
@@ -18,6 +19,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
     (void)scriptscope::scanPickle(bytes);
+    (void)scriptscope::readPte(bytes, size);
     if (const auto read = scriptscope::readPickle(bytes); read.value) {
         (void)scriptscope::describePickleValue(*read.value);
     }
