@@ -159,6 +159,38 @@ std::vector<TensorInfo> tensorList(const QCborArray& array) {
     return tensors;
 }
 
+QCborMap toCbor(const MemoryPlan& plan) {
+    QCborMap m;
+    put(m, "buffers", numbers(plan.bufferBytes));
+    put(m, "steps", strings(plan.steps));
+    QCborArray blocks;
+    for (const MemoryBlock& b : plan.blocks) {
+        blocks.append(QCborArray{text(b.value), text(b.type), b.buffer, qint64(b.offset),
+                                 qint64(b.bytes), b.first, b.last});
+    }
+    put(m, "blocks", blocks);
+    return m;
+}
+
+MemoryPlan memoryPlanFromCbor(const QCborMap& m) {
+    MemoryPlan plan;
+    plan.bufferBytes = int64s(array(m, "buffers"));
+    plan.steps = strings(array(m, "steps"));
+    for (const auto& v : array(m, "blocks")) {
+        const auto a = v.toArray();
+        MemoryBlock b;
+        b.value = a.at(0).toString().toStdString();
+        b.type = a.at(1).toString().toStdString();
+        b.buffer = static_cast<int>(a.at(2).toInteger());
+        b.offset = static_cast<uint64_t>(a.at(3).toInteger());
+        b.bytes = static_cast<uint64_t>(a.at(4).toInteger());
+        b.first = static_cast<int>(a.at(5).toInteger());
+        b.last = static_cast<int>(a.at(6).toInteger());
+        plan.blocks.push_back(std::move(b));
+    }
+    return plan;
+}
+
 QCborMap toCbor(const ModuleInfo& module) {
     QCborMap m;
     put(m, "path", text(module.path));
@@ -175,7 +207,7 @@ QCborMap toCbor(const ModuleInfo& module) {
     for (const auto& method : module.methods) {
         methods.append(QCborArray{text(method.name), text(method.schema), text(method.code),
                                   text(method.graph), strings(method.inputAnnotations),
-                                  method.sampleInputs});
+                                  method.sampleInputs, toCbor(method.memoryPlan)});
     }
     put(m, "methods", methods);
     put(m, "children", strings(module.children));
@@ -204,7 +236,7 @@ ModuleInfo moduleInfoFromCbor(const QCborMap& m) {
         module.methods.push_back(
             {a.at(0).toString().toStdString(), a.at(1).toString().toStdString(),
              a.at(2).toString().toStdString(), a.at(3).toString().toStdString(),
-             strings(a.at(4).toArray()), a.at(5).toBool()});
+             strings(a.at(4).toArray()), a.at(5).toBool(), memoryPlanFromCbor(a.at(6).toMap())});
     }
     module.children = strings(array(m, "children"));
     module.parameterCount = static_cast<uint64_t>(integer(m, "parameterCount"));

@@ -112,6 +112,75 @@ private Q_SLOTS:
         QVERIFY(details.json.find("\"models\"") != std::string::npos);
     }
 
+    // An ExecuTorch program: its methods with their delegates as the tree, its instructions as
+    // code and graph text, its calls drawn with each delegate as a group, and its memory plan.
+    void opensAnExecuTorchProgram() {
+        const std::string path =
+            std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/pte/cnn_xnnpack.pte";
+        const auto model = open(path);
+        const ModelInfo& info = model->info();
+        QCOMPARE(info.format, std::string("ExecuTorch"));
+        QCOMPARE(info.probe.kind, FileKind::ExecuTorch);
+        std::vector<std::string> paths;
+        for (const ModuleInfo& module : info.modules) {
+            paths.push_back(module.path);
+        }
+        QCOMPARE(paths, (std::vector<std::string>{"", "forward", "forward.delegate_0",
+                                                  "forward.delegate_1"}));
+        QCOMPARE(info.modules[2].type, std::string("XnnpackBackend"));
+        QCOMPARE(info.methodCount, uint64_t(1));
+        QVERIFY(info.lacks(Capability::Run).find("load_program") != std::string::npos);
+        QVERIFY(!model->run(RunRequest{}));
+
+        const auto graph = model->graphModel("", "forward", false);
+        QVERIFY2(graph, graph ? "" : graph.error().message.c_str());
+        std::vector<std::string> kinds;
+        for (const GraphNode& node : graph->nodes) {
+            kinds.push_back(node.kind);
+        }
+        QCOMPARE(kinds, (std::vector<std::string>{"delegate::XnnpackBackend", "aten::mean.out",
+                                                  "delegate::XnnpackBackend"}));
+        QCOMPARE(graph->groups.size(), size_t(3)); // the method, and each delegate
+        QCOMPARE(graph->groups[1].type, std::string("XnnpackBackend"));
+        QCOMPARE(graph->nodes[0].group, 1);
+        QCOMPARE(graph->nodes[2].group, 2);
+        // input -> delegate 0 -> mean -> delegate 1 -> output, each edge a value.
+        std::vector<std::string> edges;
+        for (const GraphEdge& edge : graph->edges) {
+            edges.push_back(std::to_string(edge.from) + ">" + std::to_string(edge.to) + " " +
+                            edge.value + " " + edge.type);
+        }
+        QCOMPARE(edges,
+                 (std::vector<std::string>{"-1>0 v0 f32[1, 3, 32, 32]", "0>1 v1 f32[1, 16, 15, 15]",
+                                           "1>2 v2 f32[1, 16]", "2>-1 v8 f32[1, 10]"}));
+        // mean's dims and keepdim are its attributes, read through the int list's values.
+        QCOMPARE(graph->nodes[1].attributes.at(0).value, std::string("[2, 3]"));
+
+        const MemoryPlan& memory = info.modules[0].methods.at(0).memoryPlan;
+        QCOMPARE(memory.bufferBytes, (std::vector<int64_t>{0, 26752}));
+        QCOMPARE(memory.steps.size(), size_t(3));
+        QCOMPARE(memory.blocks.size(), size_t(4));
+        for (const MemoryBlock& block : memory.blocks) {
+            QVERIFY(block.offset + block.bytes <= 26752u);
+            QVERIFY(block.first <= block.last);
+        }
+        QCOMPARE(memory.blocks.front().first, -1); // the input, there before the first call
+        QCOMPARE(memory.blocks.back().last, 3);    // the output, kept to the end
+
+        const auto portable = open(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                   "/tests/fixtures/saved_by/pte/cnn_portable.pte");
+        const auto code = portable->code("forward", "forward");
+        QVERIFY(code);
+        QVERIFY2(code->find("    v7 = aten::convolution.out(v6, v0, v1, [1, 1], [1, 1], [1, 1], "
+                            "False, [0, 0], 1, out=v7)\n") != std::string::npos,
+                 code->c_str());
+        QCOMPARE(portable->graphModel("", "forward", false)->nodes.size(), size_t(7));
+        QCOMPARE(portable->info().modules.at(1).parameters.size(), size_t(6));
+        const FileDetails details = fileDetails(probeArchive(path));
+        QCOMPARE(details.key, std::string("executorch"));
+        QVERIFY(details.text.find("delegate 1: XnnpackBackend") != std::string::npos);
+    }
+
     // The table of formats (formats.json, as Netron's test/models.json): every fixture opens as
     // the format it names, lacking what it says and running where it says, or is refused with its
     // error's kind and words.

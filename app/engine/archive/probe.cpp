@@ -6,6 +6,7 @@
 #include "pickle_scan.h"
 #include "pickle_value.h"
 #include "pt2_reader.h"
+#include "pte_reader.h"
 #include "zip_reader.h"
 
 #include <algorithm>
@@ -507,6 +508,10 @@ ProbeResult probeArchive(const std::string& path, const ProbeEnvironment& enviro
         result.summary = "a TorchScript file in PyTorch 1.0-preview's format (it begins with "
                          "PYTORCH1; archives are zips since 1.0): no LibTorch since the preview "
                          "reads it. Export the model again from its source with torch.jit.save.";
+    } else if (looksLikePte(head)) {
+        result.kind = FileKind::ExecuTorch;
+        result.summary = "an ExecuTorch program (.pte, written by to_executorch()): its methods, "
+                         "instructions, delegates and memory plan are shown and drawn.";
     } else if (head.size() >= 8 && head.compare(4, 4, "PTMF") == 0) {
         result.kind = FileKind::MobileFlatbuffer;
         result.summary = "a flatbuffer mobile archive (_save_for_lite_interpreter with "

@@ -476,6 +476,11 @@ void check(PteProgram& program) {
             }
         }
         for (const PteValue& v : plan.values) {
+            if (v.kind == PteValue::Kind::IntList) {
+                for (const int64_t item : v.items) { // each a value that holds an int
+                    value(item, "an int list");
+                }
+            }
             if (v.kind == PteValue::Kind::TensorList ||
                 v.kind == PteValue::Kind::OptionalTensorList) {
                 for (const int64_t item : v.items) {

@@ -72,7 +72,9 @@ struct PteValue {
     bool boolValue = false;
     double doubleValue = 0;
     std::string stringValue;
-    std::vector<int64_t> items; // IntList: the ints; TensorList, OptionalTensorList: value indices
+    // IntList (each an Int value), TensorList, OptionalTensorList (-1: none): the values, by
+    // index, that hold its items.
+    std::vector<int64_t> items;
     std::vector<double> doubles;
     std::vector<bool> bools;
     PteTensor tensor;

@@ -22,6 +22,7 @@ enum class FileKind {
     MobileFlatbuffer, // _save_for_lite_interpreter(..., _use_flatbuffer=True)
     Onnx,
     ExportedProgram,    // torch.export.save (.pt2)
+    ExecuTorch,         // an ExecuTorch program (.pte): to_executorch().buffer
     PreviewTorchScript, // PyTorch 1.0-preview's TorchScript format (magic PYTORCH1), read by none
     Zip,                // a zip that is none of the above
     TruncatedZip,       // starts like a zip but its directory is missing or cut off
@@ -110,6 +111,25 @@ struct AttributeInfo {
     std::string preview; // short value text
 };
 
+// Where a method's planned tensors live, decided ahead of time (an ExecuTorch program's memory
+// plan): each buffer's size, and each tensor's place in its buffer over the steps (instructions)
+// from the one that makes it to the last that uses it.
+struct MemoryBlock {
+    std::string value; // "v7"
+    std::string type;  // "f32[1, 8, 32, 32]"
+    int buffer = 0;    // index into MemoryPlan::bufferBytes
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    int first = 0; // the step that makes it; -1: a method input, there before the first step
+    int last = 0;  // the last step that uses it; steps.size(): a method output, kept to the end
+};
+struct MemoryPlan {
+    std::vector<int64_t> bufferBytes; // by memory id
+    std::vector<std::string> steps;   // each step as the drawing labels it: "aten::relu.out"
+    std::vector<MemoryBlock> blocks;
+    bool empty() const { return blocks.empty(); }
+};
+
 struct MethodInfo {
     std::string name;
     std::string schema; // e.g. "forward(__torch__.MyCell self, Tensor x, Tensor h) -> ..."
@@ -121,6 +141,8 @@ struct MethodInfo {
     // A .pt2's forward that runs (a compiled model) and whose archive keeps the example inputs it
     // was exported with (data/sample_inputs): the `sample` input gives them.
     bool sampleInputs = false;
+    // A .pte method's memory plan; empty for formats that plan memory as they run.
+    MemoryPlan memoryPlan;
 };
 
 struct ModuleInfo {

@@ -65,6 +65,8 @@ const char* toString(FileKind kind) {
         return "onnx";
     case FileKind::ExportedProgram:
         return "exported-program";
+    case FileKind::ExecuTorch:
+        return "executorch";
     case FileKind::PreviewTorchScript:
         return "preview-torchscript";
     case FileKind::Zip:

@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <engine.h>
+#include <executorch_program.h>
 #include <exported_program.h>
 
 #include <memory>
@@ -65,6 +66,28 @@ private:
     ExportedProgram program_;
     ModelInfo info_;
     CompiledModel compiled_; // opened on the first run
+};
+
+// An ExecuTorch program (.pte), read without ExecuTorch: executorch_model.cpp.
+class ExecuTorchModel final : public Model {
+public:
+    static Expected<std::unique_ptr<Model>> open(const std::string& path, ProbeResult probe);
+    static Status openable(const ProbeResult& probe);
+    static FileDetails details(const ProbeResult& probe);
+
+    const ModelInfo& info() const override { return info_; }
+    Expected<std::string> code(const std::string& modulePath,
+                               const std::string& method) const override;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method,
+                                bool inlined) const override;
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
+                                    bool inlined) const override;
+
+private:
+    explicit ExecuTorchModel(ExecuTorchProgram program);
+
+    ExecuTorchProgram program_;
+    ModelInfo info_;
 };
 
 } // namespace scriptscope::formats

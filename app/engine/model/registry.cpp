@@ -26,6 +26,11 @@ const Format kFormats[] = {
          return formats::ExportedModel::open(path, std::move(probe));
      },
      &formats::ExportedModel::openable, &formats::exportedDetails},
+    {FileKind::ExecuTorch,
+     [](const std::string& path, ProbeResult probe, const OpenOptions&) {
+         return formats::ExecuTorchModel::open(path, std::move(probe));
+     },
+     &formats::ExecuTorchModel::openable, &formats::ExecuTorchModel::details},
 };
 
 const Format* formatOf(const ProbeResult& probe) {

@@ -432,7 +432,7 @@ ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module,
             }
         }
         info.methods.push_back(
-            {method.name(), text->second.schema, text->second.code, text->second.graph, {}});
+            {method.name(), text->second.schema, text->second.code, text->second.graph, {}, false, {}});
     }
     for (const auto& child : module.named_children()) {
         info.children.push_back(path.empty() ? child.name : path + "." + child.name);

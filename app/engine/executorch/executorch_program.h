@@ -1,0 +1,47 @@
+// An ExecuTorch program (.pte) as the views see a model: ModelInfo, each method's text and its
+// GraphModel, read by the torch-free reader (archive/pte_reader.h) without running anything.
+//
+// The tree is the program with its methods (execution plans) as children, and each method's
+// delegates as theirs. A method's code is its instructions written as calls
+// ("v7 = aten::convolution.out(v6, v0, ...)"); its graph is the plan as the file holds it (every
+// value, then every chain's instructions). The diagram's nodes are the kernel and delegate calls,
+// its edges the values between them; each delegate call is a group of its backend. The memory plan
+// (MethodInfo::memoryPlan) places every planned tensor in its buffer over the instructions that
+// make it and last use it.
+#pragma once
+
+#include <error.h>
+#include <graph_model.h>
+#include <model_info.h>
+#include <pte_reader.h>
+
+#include <string>
+
+namespace scriptscope {
+
+class ExecuTorchProgram {
+public:
+    // Reads the file the probe found to be an ExecuTorch program.
+    static Expected<ExecuTorchProgram> open(const std::string& path, ProbeResult probe);
+
+    const ModelInfo& info() const { return info_; }
+    const PteProgram& program() const { return program_; }
+
+    // The method named `method` (an execution plan), wherever in the tree it was asked for.
+    Expected<std::string> code(const std::string& method) const;
+    Expected<std::string> graph(const std::string& method) const;
+    Expected<GraphModel> graphModel(const std::string& method) const;
+
+private:
+    Expected<const PtePlan*> plan(const std::string& method) const;
+
+    PteProgram program_;
+    ModelInfo info_;
+};
+
+// What scriptscope-cli info adds for a .pte: the program's methods, operators, delegates,
+// segments and memory plans, as text and as JSON.
+std::string executorchDetailsText(const PteProgram& program);
+std::string executorchDetailsJson(const PteProgram& program);
+
+} // namespace scriptscope
