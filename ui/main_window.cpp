@@ -345,7 +345,7 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Preview Without Running…"), this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Preview an archive without running it"), {},
-            tr("PyTorch archives (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
+            tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.pte *.zip);;All files (*)"));
         if (!path.isEmpty()) {
             previewWithoutRunning(path);
         }
@@ -519,7 +519,7 @@ void MainWindow::showError(const Error& error) {
 void MainWindow::chooseFile() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open a PyTorch archive"), QFileInfo(currentFile_).absolutePath(),
-        tr("PyTorch archives (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
+        tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.pte *.zip);;All files (*)"));
     if (!path.isEmpty()) {
         openFile(path);
     }

@@ -243,7 +243,9 @@ QString MainWindow::aboutText() const {
         list += QStringLiteral("<li>") + line.toHtmlEscaped() + QStringLiteral("</li>");
     }
     return tr("<h3>ScriptScope %1</h3><p>A debugger for exported PyTorch models: TorchScript "
-              "archives, and torch.export programs (.pt2), read and drawn without running them.</p>"
+              "archives, torch.export programs (.pt2) and ExecuTorch programs (.pte), read and "
+              "drawn "
+              "without running them.</p>"
               "<p>Built with:</p><ul>%2</ul>"
               "<p>Archives are code: ScriptScope loads and runs them in a separate worker "
               "process, but like PyTorch itself it cannot make an untrusted archive safe.</p>")

@@ -7,6 +7,7 @@
 
 #include <code_view.h>
 #include <elided_label.h>
+#include <graph_diagram.h>
 #include <main_window.h>
 #include <module_tree_model.h>
 #include <process_limits.h>
@@ -20,10 +21,12 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QDropEvent>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
@@ -168,6 +171,70 @@ private Q_SLOTS:
         saveScreenshot(window_, QStringLiteral("graph-view"));
         scriptscope::test::inspectorTabs(window_)->setCurrentIndex(0);
         saveScreenshot(window_, QStringLiteral("details-view"));
+    }
+
+    // An ExecuTorch program in the Model workspace: its methods and delegates as the tree, its
+    // instructions as code and graph text, the drawn calls, and the memory plan in a tab that
+    // the next model (a TorchScript archive, without one) does not show.
+    void opensAnExecuTorchProgram() {
+        const QString pte = QStringLiteral(SCRIPTSCOPE_SOURCE_DIR) +
+                            QStringLiteral("/tests/fixtures/saved_by/pte/");
+        QVERIFY(open(pte + QStringLiteral("cnn_xnnpack.pte")));
+        QTreeView* tree = scriptscope::test::moduleTree(window_);
+        tree->expandAll();
+        QCOMPARE(
+            scriptscope::test::modulePaths(tree),
+            (QStringList{QString(), QStringLiteral("forward"), QStringLiteral("forward.delegate_0"),
+                         QStringLiteral("forward.delegate_1")}));
+        window_->selectModule(QStringLiteral("forward"));
+        QVERIFY(scriptscope::test::codeText(window_).contains(
+            QStringLiteral("v1 = delegate::XnnpackBackend(v0, out=v1)")));
+        QVERIFY(scriptscope::test::graphText(window_).contains(
+            QStringLiteral("1: kernel aten::mean.out [1, 5, 6, 7, 2, 2]")));
+        QTabWidget* tabs = scriptscope::test::inspectorTabs(window_);
+        const int memoryTab =
+            window_->modelWorkspace()->tabNames().indexOf(QStringLiteral("Memory"));
+        QVERIFY(memoryTab >= 0);
+        QVERIFY(tabs->isTabVisible(memoryTab));
+        auto* inlined = scriptscope::test::part<QCheckBox>(window_, "inlinedGraph");
+        QVERIFY(!inlined->isEnabled());
+        QVERIFY(inlined->toolTip().contains(QStringLiteral("flat list of instructions")));
+
+        tabs->setCurrentIndex(
+            window_->modelWorkspace()->tabNames().indexOf(QStringLiteral("Graph")));
+        auto* diagram = scriptscope::test::part<GraphDiagram>(window_, "diagram");
+        QVERIFY(QTest::qWaitFor(
+            [&]() {
+                return diagram->hasGraph() && diagram->picture() && !diagram->layoutPending();
+            },
+            scriptscope::test::scaled(60000)));
+        saveScreenshot(window_, QStringLiteral("pte-graph-view"));
+        tabs->setCurrentIndex(memoryTab);
+        auto* summary = scriptscope::test::part<QLabel>(window_, "memorySummary");
+        QVERIFY2(summary->text().startsWith(QStringLiteral("4 planned tensors")),
+                 qPrintable(summary->text()));
+        saveScreenshot(window_, QStringLiteral("pte-memory-view"));
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(scriptscope::test::darkPalette());
+        QVERIFY(open(pte + QStringLiteral("two_methods.pte")));
+        window_->selectModule(QStringLiteral("forward"));
+        tabs->setCurrentIndex(memoryTab);
+        saveScreenshot(window_, QStringLiteral("pte-memory-view-dark"));
+        tabs->setCurrentIndex(
+            window_->modelWorkspace()->tabNames().indexOf(QStringLiteral("Graph")));
+        QVERIFY(QTest::qWaitFor(
+            [&]() {
+                return diagram->hasGraph() && diagram->picture() && !diagram->layoutPending();
+            },
+            scriptscope::test::scaled(60000)));
+        saveScreenshot(window_, QStringLiteral("pte-graph-view-dark"));
+        QApplication::setPalette(light);
+
+        // The next model: no Memory tab, and its own inlined graph back.
+        QVERIFY(open(fx("rich.pt")));
+        QVERIFY(!tabs->isTabVisible(memoryTab));
+        QVERIFY(inlined->isEnabled());
+        QVERIFY(tabs->currentIndex() != memoryTab);
     }
 
     void valueHighlighting() {

@@ -3,10 +3,12 @@
 #include "item_rows.h"
 
 #include "archive_view.h"
+#include "capability.h"
 #include "code_view.h"
 #include "details_view.h"
 #include "error_banner.h"
 #include "graph_diagram.h"
+#include "memory_view.h"
 #include "module_tree_model.h"
 #include "worker_client.h"
 
@@ -198,6 +200,11 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     // Archive
     archive_ = new ArchiveView(code_->editor()->font(), tabs_);
     tabs_->addTab(archive_, tr("&Archive"));
+    // Memory (after the others, whose places and shortcuts stay): a planned program's memory plan
+    // (ExecuTorch's); hidden for models without one.
+    memory_ = new MemoryView(tabs_);
+    memory_->setObjectName(QStringLiteral("memoryView"));
+    tabs_->addTab(memory_, tr("&Memory"));
 
     splitter->addWidget(left);
     splitter->addWidget(tabs_);
@@ -285,6 +292,14 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     tree_->setColumnHidden(ModuleTreeModel::TimeColumn, profile_.modules.empty());
     tree_->expandToDepth(1);
     archive_->setProbe(info.probe);
+    bool planned = false;
+    for (const ModuleInfo& module : info.modules) {
+        planned = planned || MemoryView::hasPlan(&module);
+    }
+    tabs_->setTabVisible(tabs_->indexOf(memory_), planned);
+    // An inlined graph is TorchScript's; a model without one says why.
+    inlined_->setChecked(inlined_->isChecked() && info.lacks(Capability::InlinedGraph).empty());
+    offer(inlined_, info, Capability::InlinedGraph);
     setCurrentIndex(1);
     QModelIndex select = treeModel_->indexOfPath(reselect);
     if (!select.isValid()) {
@@ -389,6 +404,9 @@ void ModelWorkspace::focusFilter() {
 }
 
 void ModelWorkspace::showTab(int index) {
+    if (!tabs_->isTabVisible(index)) {
+        return; // the Memory tab of a model without a plan
+    }
     tabs_->setCurrentIndex(index);
 }
 
@@ -426,6 +444,9 @@ void ModelWorkspace::showSelection() {
                                        : 0);
         }
     }
+    // A delegate has no method of its own: the plan shown is its method's, else the program's.
+    memory_->setModule(
+        MemoryView::hasPlan(module) || model_.modules.empty() ? module : &model_.modules.front());
     showCode();
     showGraph();
 }

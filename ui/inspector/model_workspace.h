@@ -30,6 +30,7 @@ class ArchiveView;
 class CodeView;
 class DetailsView;
 class GraphDiagram;
+class MemoryView;
 class ModuleFilterModel;
 class ModuleTreeModel;
 class WorkerClient;
@@ -134,6 +135,7 @@ private:
     int pendingNode_ = -1;               // to select once the inlined forward diagram is shown
     int pendingIrLine_ = 0;              // to go to once the (long) IR text has all its lines
     ArchiveView* archive_ = nullptr;
+    MemoryView* memory_ = nullptr;
 };
 
 } // namespace scriptscope

@@ -1125,7 +1125,7 @@ QWidget* NumericsPanel::buildDiff() {
     connect(diffOpen_, &QPushButton::clicked, this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Compare with an archive"), QFileInfo(q(modelInfo_.path)).absolutePath(),
-            tr("Models (*.pt *.pth *.zip *.pt2);;All files (*)"));
+            tr("Models (*.pt *.pth *.zip *.pt2 *.pte);;All files (*)"));
         if (!path.isEmpty()) {
             compareWith(path);
         }

@@ -281,6 +281,13 @@ std::string codeOf(const PtePlan& plan, const std::vector<Step>& steps) {
 
 std::string valueText(const PtePlan& plan, const PteProgram& program, size_t index) {
     const PteValue& value = plan.values[index];
+    if (value.kind == PteValue::Kind::IntList) { // its items are values: named, then read
+        std::string items;
+        for (size_t i = 0; i < value.items.size(); ++i) {
+            items += (i ? ", " : "") + valueName(value.items[i]);
+        }
+        return "int_list [" + items + "] = " + argumentText(plan, static_cast<int64_t>(index));
+    }
     if (!isTensor(value)) {
         return pteValueLine(value);
     }
@@ -685,7 +692,7 @@ Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) co
         }
         g.edges.push_back(edge);
     }
-    markRepeatedGroups(g);
+    // No markRepeatedGroups: two delegates look alike from outside but run different blobs.
     return g;
 }
 
