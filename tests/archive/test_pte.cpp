@@ -255,6 +255,56 @@ private Q_SLOTS:
         QVERIFY2(message.find("points at itself") != std::string::npos, message.c_str());
     }
 
+    // N plans that are all one table, holding M values that are all one table: each reference
+    // is legal, but reading them costs N x M for a file of N + M words. The budget that a file
+    // of this size can hold stops it, as quadratic work a hostile file must not buy.
+    void refusesSharedTablesBeyondWhatTheFileHolds() {
+        const uint32_t n = 2000, m = 2000;
+        std::string bytes(8, '\0');
+        bytes.replace(4, 4, "ET12");
+        const auto u16 = [&](uint16_t v) { bytes.append(reinterpret_cast<const char*>(&v), 2); };
+        const auto u32 = [&](uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+        const auto i32 = [&](int32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); };
+        putU32(bytes, 0, 8);
+        i32(-8); // the program's table at 8, its vtable at 16
+        u32(12); // field 1, execution_plan: the vector at 24
+        u16(8);
+        u16(8);
+        u16(0);
+        u16(4);
+        const uint32_t plan = 28 + 4 * n;
+        u32(n);
+        for (uint32_t i = 0; i < n; ++i) {
+            u32(plan - (28 + 4 * i)); // every plan is the one at `plan`
+        }
+        i32(-8); // the plan's table, its vtable 8 bytes on
+        u32(16); // field 2, values: the vector at plan + 20
+        u16(10); // the plan's vtable: fields 0 and 1 absent, 2 at 4
+        u16(8);
+        u16(0);
+        u16(0);
+        u16(4);
+        u16(0); // padding to plan + 20
+        const uint32_t values = plan + 20;
+        QCOMPARE(static_cast<uint32_t>(bytes.size()), values);
+        const uint32_t value = values + 4 + 4 * m;
+        u32(m);
+        for (uint32_t j = 0; j < m; ++j) {
+            u32(value - (values + 4 + 4 * j)); // every value is the one at `value`
+        }
+        i32(-4); // an empty value table, its vtable right after it
+        u16(4);
+        u16(4);
+        const std::string message = refusal(bytes);
+        QVERIFY2(message.find("more objects than its " + std::to_string(bytes.size()) +
+                              " bytes can hold") != std::string::npos,
+                 message.c_str());
+        // One plan of the same shape reads: the budget is no limit on honest files.
+        std::string one = bytes;
+        putU32(one, 24, 1);
+        QVERIFY2(refusal(one) == "(read)", refusal(one).c_str());
+    }
+
     // Every prefix and every single-byte change of a real program reads or is refused; none
     // crashes (the fuzzer goes further).
     void everyPrefixAndFlipIsReadOrRefused() {
