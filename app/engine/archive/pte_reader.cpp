@@ -437,22 +437,21 @@ void check(PteProgram& program) {
                 for (const int32_t arg : instruction.args) {
                     value(arg, what);
                 }
+                // An index into a table of `count`; `last` also allows `count` itself.
+                const auto within = [&](int index, size_t count, const std::string& does,
+                                        bool last = false) {
+                    if (index < 0 || static_cast<size_t>(index) > count ||
+                        (!last && static_cast<size_t>(index) == count)) {
+                        refuse(where + what + does + std::to_string(index) + " of " +
+                               std::to_string(count));
+                    }
+                };
                 switch (instruction.kind) {
                 case PteInstruction::Kind::Kernel:
-                    if (instruction.index < 0 ||
-                        static_cast<size_t>(instruction.index) >= plan.operators.size()) {
-                        refuse(where + what + " calls operator " +
-                               std::to_string(instruction.index) + " of " +
-                               std::to_string(plan.operators.size()));
-                    }
+                    within(instruction.index, plan.operators.size(), " calls operator ");
                     break;
                 case PteInstruction::Kind::Delegate:
-                    if (instruction.index < 0 ||
-                        static_cast<size_t>(instruction.index) >= plan.delegates.size()) {
-                        refuse(where + what + " calls delegate " +
-                               std::to_string(instruction.index) + " of " +
-                               std::to_string(plan.delegates.size()));
-                    }
+                    within(instruction.index, plan.delegates.size(), " calls delegate ");
                     break;
                 case PteInstruction::Kind::Move:
                     value(instruction.index, what);
@@ -460,12 +459,8 @@ void check(PteProgram& program) {
                     break;
                 case PteInstruction::Kind::JumpFalse:
                     value(instruction.index, what);
-                    if (instruction.target < 0 ||
-                        static_cast<size_t>(instruction.target) > chain.instructions.size()) {
-                        refuse(where + what + " jumps to instruction " +
-                               std::to_string(instruction.target) + " of " +
-                               std::to_string(chain.instructions.size()));
-                    }
+                    within(instruction.target, chain.instructions.size(), " jumps to instruction ",
+                           true); // the end: the chain stops
                     break;
                 case PteInstruction::Kind::Free:
                     value(instruction.index, what);

@@ -2,6 +2,8 @@
 // the memory plan, all made from what the reader read.
 #include "executorch_program.h"
 
+#include <format.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,24 +18,6 @@ namespace {
 
 std::string valueName(int64_t index) {
     return "v" + std::to_string(index);
-}
-
-std::string bytesText(uint64_t bytes) {
-    char text[32];
-    if (bytes >= (1u << 20)) {
-        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1u << 20));
-    } else if (bytes >= 1024) {
-        std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-    } else {
-        std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-    }
-    return text;
-}
-
-std::string numberText(double x) {
-    char text[40];
-    std::snprintf(text, sizeof text, "%.9g", x);
-    return text;
 }
 
 template <typename T>
@@ -66,7 +50,7 @@ std::string argumentText(const PtePlan& plan, int64_t index) {
     case PteValue::Kind::Bool:
         return value.boolValue ? "True" : "False";
     case PteValue::Kind::Double:
-        return numberText(value.doubleValue);
+        return formatPythonFloat(value.doubleValue);
     case PteValue::Kind::String:
         return "'" + value.stringValue + "'";
     case PteValue::Kind::IntList: {
@@ -83,7 +67,7 @@ std::string argumentText(const PtePlan& plan, int64_t index) {
     case PteValue::Kind::DoubleList: {
         std::string text = "[";
         for (size_t i = 0; i < value.doubles.size(); ++i) {
-            text += (i ? ", " : "") + numberText(value.doubles[i]);
+            text += (i ? ", " : "") + formatPythonFloat(value.doubles[i]);
         }
         return text + "]";
     }
@@ -226,7 +210,7 @@ std::string delegatePath(const PtePlan& plan, size_t index) {
 }
 
 std::string delegateBlobText(const PteDelegate& delegate) {
-    return bytesText(delegate.blobBytes) +
+    return formatBytes(delegate.blobBytes) +
            (delegate.inSegment ? " in segment " : " inline, blob ") +
            std::to_string(delegate.index);
 }
@@ -295,10 +279,10 @@ std::string valueText(const PtePlan& plan, const PteProgram& program, size_t ind
     std::string text = "tensor " + t.text() + " " + pteDtypeName(t.scalarType);
     if (t.dataBuffer > 0) {
         text += ", constant " + std::to_string(t.dataBuffer) + " (" +
-                bytesText(program.constantBytes(t.dataBuffer)) + ")";
+                formatBytes(program.constantBytes(t.dataBuffer)) + ")";
     } else if (t.allocated) {
         text += ", planned in buffer " + std::to_string(t.memoryId) + " at " +
-                std::to_string(t.memoryOffset) + " (" + bytesText(t.bytes()) + ")";
+                std::to_string(t.memoryOffset) + " (" + formatBytes(t.bytes()) + ")";
     } else {
         text += ", memory from the caller";
     }
@@ -457,7 +441,7 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
     root.attributes.push_back({"program", "bytes", std::to_string(program.programSize)});
     root.attributes.push_back({"segments", "list",
                                std::to_string(program.segments.size()) + " segments, " +
-                                   bytesText(program.segmentDataSize)});
+                                   formatBytes(program.segmentDataSize)});
     std::vector<ModuleInfo> children;
     for (const PtePlan& plan : program.plans) {
         const std::vector<Step> steps = stepsOf(plan);
@@ -503,7 +487,7 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
             plannedBytes += bytes;
         }
         module.attributes.push_back({"memory plan", "bytes",
-                                     bytesText(static_cast<uint64_t>(plannedBytes)) + " in " +
+                                     formatBytes(static_cast<uint64_t>(plannedBytes)) + " in " +
                                          std::to_string(plan.nonConstBufferSizes.size()) +
                                          " buffers"});
         for (size_t d = 0; d < plan.delegates.size(); ++d) {
@@ -565,20 +549,28 @@ Expected<const PtePlan*> ExecuTorchProgram::plan(const std::string& method) cons
     return Error{ErrorKind::Input, "'" + info_.path + "' has no method '" + method + "'"};
 }
 
+// The texts open() made: the root lists every method.
 Expected<std::string> ExecuTorchProgram::code(const std::string& method) const {
-    auto found = plan(method);
-    if (!found) {
+    if (auto found = plan(method); !found) {
         return found.error();
     }
-    return codeOf(*found.value(), stepsOf(*found.value()));
+    return methodInfo(method).code;
 }
 
 Expected<std::string> ExecuTorchProgram::graph(const std::string& method) const {
-    auto found = plan(method);
-    if (!found) {
+    if (auto found = plan(method); !found) {
         return found.error();
     }
-    return graphOf(*found.value(), program_);
+    return methodInfo(method).graph;
+}
+
+const MethodInfo& ExecuTorchProgram::methodInfo(const std::string& method) const {
+    for (const MethodInfo& m : info_.modules.front().methods) {
+        if (m.name == method) {
+            return m;
+        }
+    }
+    return info_.modules.front().methods.front(); // plan() found it: not reached
 }
 
 Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) const {

@@ -34,6 +34,7 @@ public:
 
 private:
     Expected<const PtePlan*> plan(const std::string& method) const;
+    const MethodInfo& methodInfo(const std::string& method) const; // one plan() found
 
     PteProgram program_;
     ModelInfo info_;

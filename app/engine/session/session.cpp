@@ -431,8 +431,13 @@ ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module,
                 text->second.graph = method.graph()->toString();
             }
         }
-        info.methods.push_back(
-            {method.name(), text->second.schema, text->second.code, text->second.graph, {}, false, {}});
+        info.methods.push_back({method.name(),
+                                text->second.schema,
+                                text->second.code,
+                                text->second.graph,
+                                {},
+                                false,
+                                {}});
     }
     for (const auto& child : module.named_children()) {
         info.children.push_back(path.empty() ? child.name : path + "." + child.name);
