@@ -1,7 +1,8 @@
-// Walks a pickle's opcodes without executing them: names the classes it refers to (how the probe
-// tells a state_dict from a pickled eager model) and, with a small value stack that builds only
-// strings, numbers and tuples, reads the storages PyTorch refers to by persistent id and the
-// tensors rebuilt from them (dtype, shape, where they were saved). Nothing is imported or called.
+// A pickle scanned without executing it: the classes it names (how the probe tells a state_dict
+// from a pickled eager model), the storages PyTorch refers to by persistent id and the tensors
+// rebuilt from them (dtype, shape, where they were saved). A pass over what the one pickle
+// interpreter (pickle_interpreter.h) builds with its lenient policy: what it does not understand
+// is walked past, and what it cannot read is an error at a byte.
 #pragma once
 
 #include <cstdint>

@@ -30,11 +30,16 @@ struct PickleValue {
     double number = 0;
     std::string text; // String, Bytes; Object: the class ("__main__.Point")
     // List and Tuple: the elements. Dict: keys and values alternating, in insertion order.
+    // Object: what it was made with (its arguments, then its state), as far as the pickle says.
     std::vector<PickleValuePtr> items;
     // Tensor: where its elements are and how they are laid out.
     StorageRef storage;
     TensorRef tensor;
     bool requiresGrad = false;
+    // The order the interpreter made values in (from 1), and for a tensor, its storage's: what
+    // a scan lists them by.
+    uint64_t serial = 0;
+    uint64_t storageSerial = 0;
 };
 
 struct PickleReadResult {
