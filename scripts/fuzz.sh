@@ -33,7 +33,7 @@ cmake --build build-fuzz -j"$(nproc)" --target fuzz_matrix fuzz_protocol fuzz_ar
 # Seed corpora from the fixtures: matrix files, archives, images; the protocol starts from nothing.
 declare -A patterns=(
     [fuzz_matrix]="*.json *.npy *.xml *.yml"
-    [fuzz_archive]="*.pt *.zip *.ptl *.pt2"
+    [fuzz_archive]="*.pt *.zip *.ptl *.pt2 *.pte"
     [fuzz_image]="*.png *.tif"
     [fuzz_protocol]=""
 )
@@ -53,7 +53,7 @@ for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_image; do
             limit_size=-2M
             [ "$target" = fuzz_matrix ] && limit_size=-64k
             find "$seeds" -maxdepth 2 -name "$pattern" -size "$limit_size" -exec cp -t "$seed" {} + 2>/dev/null || true
-            # The torch.export archives PyTorch 2.x saved are committed, not made per build.
+            # The torch.export archives PyTorch 2.x saved, and the ExecuTorch programs, are committed.
             if [ "$target" = fuzz_archive ]; then
                 find tests/fixtures/saved_by -name "$pattern" -size "$limit_size" -exec cp -t "$seed" {} + 2>/dev/null || true
             fi

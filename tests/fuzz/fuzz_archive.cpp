@@ -1,7 +1,8 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
-// files), the torch.export (.pt2) reader and its printouts, the ExecuTorch (.pte) reader, and the
-// whole probe, on the fuzzer's bytes as a file.
+// files), the torch.export (.pt2) reader and its printouts, the ExecuTorch (.pte) reader and its
+// views, and the whole probe, on the fuzzer's bytes as a file.
+#include <executorch_program.h>
 #include <exported_text.h>
 #include <pickle_scan.h>
 #include <pickle_value.h>
@@ -48,6 +49,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& model : archive.models) {
             (void)scriptscope::exportedProgramText(model);
             (void)scriptscope::exportedGraphText(model);
+        }
+        // An ExecuTorch program as the views get it: its tree, texts and diagram.
+        if (const auto program = scriptscope::ExecuTorchProgram::open(
+                "/proc/self/fd/" + std::to_string(fd), scriptscope::ProbeResult{})) {
+            for (const auto& plan : program->program().plans) {
+                (void)program->code(plan.name);
+                (void)program->graph(plan.name);
+                (void)program->graphModel(plan.name);
+            }
         }
         scriptscope::ProbeEnvironment environment;
         environment.maxSupportedVersion = 10;
