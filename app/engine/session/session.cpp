@@ -10,11 +10,9 @@
 #include <warp_perspective.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/record_function.h>
 #include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/inliner.h>
-#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/csrc/jit/serialization/python_print.h>
@@ -190,167 +188,6 @@ TensorInfo tensorInfo(const std::string& name, const torch::Tensor& tensor) {
     return info;
 }
 
-// ---- Quantized modules: the weights inside packed parameters ----
-
-struct PackedTensor {
-    std::string name;
-    torch::Tensor tensor;
-};
-
-bool endsWith(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() &&
-           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Calls an unpacking operator (quantized::linear_unpack and friends) through the dispatcher;
-// nullopt where the operator is missing or refuses the object (an fp16 packing, say).
-std::optional<std::vector<c10::IValue>> callUnpack(const char* op, const c10::IValue& packed) {
-    const auto handle = c10::Dispatcher::singleton().findSchema({op, ""});
-    if (!handle) {
-        return std::nullopt;
-    }
-    try {
-        torch::jit::Stack stack{packed};
-        handle->callBoxed(&stack);
-        return stack;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
-void addWeightBias(const std::vector<c10::IValue>& unpacked, const std::string& weightName,
-                   const std::string& biasName, std::vector<PackedTensor>& out) {
-    if (!unpacked.empty() && unpacked[0].isTensor()) {
-        out.push_back({weightName, unpacked[0].toTensor()});
-    }
-    if (unpacked.size() > 1 && unpacked[1].isTensor() && unpacked[1].toTensor().defined()) {
-        out.push_back({biasName, unpacked[1].toTensor()});
-    }
-}
-
-std::string customClassName(const c10::IValue& value) {
-    if (!value.isObject()) {
-        return {};
-    }
-    const auto type = value.toObjectRef().type();
-    if (!type || !type->name()) {
-        return {};
-    }
-    const std::string name = type->name()->qualifiedName();
-    return name.rfind("__torch__.torch.classes.", 0) == 0 ? name : std::string();
-}
-
-void unpackLinear(const c10::IValue& packed, const std::string& weightName,
-                  const std::string& biasName, std::vector<PackedTensor>& out) {
-    if (auto unpacked = callUnpack("quantized::linear_unpack", packed)) {
-        addWeightBias(*unpacked, weightName, biasName, out);
-    } else if (auto fp16 = callUnpack("quantized::linear_unpack_fp16", packed)) {
-        addWeightBias(*fp16, weightName, biasName, out);
-    }
-}
-
-// The weights a packed-parameters object holds, by the names PyTorch's modules give them.
-std::vector<PackedTensor> unpackPacked(const c10::IValue& value, const std::string& moduleType) {
-    std::vector<PackedTensor> out;
-    const std::string cls = customClassName(value);
-    if (cls.empty()) {
-        return out;
-    }
-    try {
-        if (endsWith(cls, ".Conv2dPackedParamsBase")) {
-            // Conv1d packs as a 2-D convolution; conv1d_unpack gives back its 3-D weight.
-            const bool conv1d =
-                endsWith(moduleType, "Conv1d") || endsWith(moduleType, "ConvReLU1d");
-            auto unpacked = conv1d ? callUnpack("quantized::conv1d_unpack", value) : std::nullopt;
-            if (!unpacked) {
-                unpacked = callUnpack("quantized::conv2d_unpack", value);
-            }
-            if (unpacked) {
-                addWeightBias(*unpacked, "weight", "bias", out);
-            }
-        } else if (endsWith(cls, ".Conv3dPackedParamsBase")) {
-            if (auto unpacked = callUnpack("quantized::conv3d_unpack", value)) {
-                addWeightBias(*unpacked, "weight", "bias", out);
-            }
-        } else if (endsWith(cls, ".LinearPackedParamsBase")) {
-            unpackLinear(value, "weight", "bias", out);
-        } else if (endsWith(cls, ".CellParamsBase")) {
-            // (kind, tensors, doubles, longs, packed linear params), as RNN.cpp serializes it: for
-            // the dynamic kinds the tensors are the biases and the packed params the weights.
-            const auto type = value.toObjectRef().type();
-            auto* getstate = type->findMethod("__getstate__");
-            if (!getstate) {
-                return out;
-            }
-            const auto state = (*getstate)({value});
-            if (!state.isTuple() || state.toTupleRef().elements().size() < 5) {
-                return out;
-            }
-            const auto& items = state.toTupleRef().elements();
-            const std::string kind = items[0].isString() ? items[0].toStringRef() : "";
-            const bool dynamic = kind.rfind("quantized_dynamic", 0) == 0;
-            static const char* weights[] = {"weight_ih", "weight_hh"};
-            static const char* biases[] = {"bias_ih", "bias_hh"};
-            if (items[4].isList()) {
-                const auto packed = items[4].toListRef();
-                for (size_t i = 0; i < packed.size(); ++i) {
-                    const std::string suffix = i < 2 ? "" : std::to_string(i);
-                    unpackLinear(packed[i], (i < 2 ? weights[i] : "weight") + suffix,
-                                 (i < 2 ? biases[i] : "bias") + suffix, out);
-                }
-            }
-            if (items[1].isList()) {
-                const auto tensors = items[1].toListRef();
-                for (size_t i = 0; i < tensors.size(); ++i) {
-                    if (!tensors[i].isTensor() || !tensors[i].toTensor().defined()) {
-                        continue;
-                    }
-                    const std::string name =
-                        dynamic && i < 2 ? std::string(biases[i]) : "tensor" + std::to_string(i);
-                    const bool duplicate = std::any_of(
-                        out.begin(), out.end(), [&](const auto& t) { return t.name == name; });
-                    if (!duplicate) {
-                        out.push_back({name, tensors[i].toTensor()});
-                    }
-                }
-            }
-        }
-    } catch (const std::exception&) {
-        // A packing this LibTorch cannot unpack: the attribute still shows as an object.
-    }
-    return out;
-}
-
-// Every packed tensor of one module: its own attributes that hold packed parameters, directly or
-// in a list. The attribute's name goes with each.
-std::vector<std::pair<std::string, PackedTensor>> packedTensors(const torch::jit::Module& module) {
-    std::vector<std::pair<std::string, PackedTensor>> found;
-    const auto& type = module.type();
-    const auto object = module._ivalue();
-    const std::string moduleType = type->name() ? type->name()->qualifiedName() : type->str();
-    for (size_t slot = 0; slot < type->numAttributes(); ++slot) {
-        if (type->is_parameter(slot) || type->is_buffer(slot)) {
-            continue;
-        }
-        const auto value = object->getSlot(slot);
-        const std::string attribute = type->getAttributeName(slot);
-        if (value.isObject()) {
-            for (auto& t : unpackPacked(value, moduleType)) {
-                found.emplace_back(attribute, std::move(t));
-            }
-        } else if (value.isList()) {
-            const auto items = value.toListRef();
-            for (size_t i = 0; i < items.size(); ++i) {
-                for (auto& t : unpackPacked(items[i], moduleType)) {
-                    t.name += "_l" + std::to_string(i);
-                    found.emplace_back(attribute + "." + std::to_string(i), std::move(t));
-                }
-            }
-        }
-    }
-    return found;
-}
-
 std::string methodCode(const torch::jit::Method& method) {
     // What Python's ScriptMethod.code does.
     std::vector<c10::IValue> constants;
@@ -399,7 +236,7 @@ ModuleInfo moduleInfo(const std::string& path, const torch::jit::Module& module,
     for (const auto& b : module.named_buffers(/*recurse=*/false)) {
         info.buffers.push_back(tensorInfo(b.name, b.value));
     }
-    for (const auto& [attribute, packed] : packedTensors(module)) {
+    for (const auto& [attribute, packed] : detail::packedTensors(module)) {
         auto t = tensorInfo(packed.name, packed.tensor);
         t.packed = true;
         t.packedIn = attribute;
@@ -895,7 +732,7 @@ Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& 
             values.back().key = b.name;
         }
         // Packed weights: statistics of the values they stand for.
-        for (const auto& [attribute, packed] : packedTensors(*module)) {
+        for (const auto& [attribute, packed] : detail::packedTensors(*module)) {
             const auto& t = packed.tensor;
             values.push_back(detail::describeOutput(t.is_quantized() ? t.dequantize() : t, 0));
             values.back().key = packed.name;
@@ -905,126 +742,6 @@ Expected<std::vector<OutputValue>> Session::tensorStatistics(const std::string& 
     }
     return values;
 }
-
-namespace {
-
-// One profiled run: RecordFunction callbacks on this thread time every operator call. Calls made
-// by other operators (aten::linear -> aten::addmm) count towards their caller's module once, so
-// the modules' shares add up to the time of all top-level calls.
-struct OperatorProfiler {
-    struct Open {
-        std::chrono::steady_clock::time_point start;
-        double childMs = 0;
-        std::string name;
-        std::string scope;
-    };
-    struct Sum {
-        double totalMs = 0;
-        double selfMs = 0;
-        int64_t calls = 0;
-    };
-    std::vector<Open> open;
-    // On CUDA an operator returns once its kernels are queued: the device is synchronized around
-    // every top-level call so that its time is the kernels' time, not the launch's.
-    int cudaDevice = -1;
-    std::unordered_map<std::string, Sum> modules;
-    std::unordered_map<std::string, Sum> operators;
-};
-
-thread_local OperatorProfiler* activeProfiler = nullptr;
-
-// The interpreter's module hierarchy, one entry per frame ("TOP(Net)::forward",
-// "features(Sequential)::forward", "0(Conv2d)::forward", "SELF(Conv2d)::_conv_forward",
-// "::relu"), as a module path ("features.0"): the instance names, without TOP (the root), SELF (a
-// method of the same module) and free functions.
-std::string modulePathOf(const std::vector<std::string>& hierarchy) {
-    std::string path;
-    for (const auto& frame : hierarchy) {
-        const auto end = std::min(frame.find('('), frame.find("::"));
-        const std::string instance = frame.substr(0, end);
-        if (instance.empty() || instance == "TOP" || instance == "SELF") {
-            continue;
-        }
-        path += (path.empty() ? "" : ".") + instance;
-    }
-    return path;
-}
-
-std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction& fn) {
-    if (auto* profiler = activeProfiler) {
-        OperatorProfiler::Open call;
-        call.name = fn.name();
-        if (profiler->open.empty()) {
-            call.scope = modulePathOf(torch::jit::currentModuleHierarchy());
-            if (profiler->cudaDevice >= 0) {
-                torch::cuda::synchronize(profiler->cudaDevice);
-            }
-        }
-        call.start = std::chrono::steady_clock::now();
-        profiler->open.push_back(std::move(call));
-    }
-    return nullptr;
-}
-
-void profileEnd(const at::RecordFunction&, at::ObserverContext*) {
-    auto* profiler = activeProfiler;
-    if (!profiler || profiler->open.empty()) {
-        return;
-    }
-    if (profiler->cudaDevice >= 0 && profiler->open.size() == 1) {
-        torch::cuda::synchronize(profiler->cudaDevice);
-    }
-    const auto end = std::chrono::steady_clock::now();
-    OperatorProfiler::Open call = std::move(profiler->open.back());
-    profiler->open.pop_back();
-    const double ms = std::chrono::duration<double, std::milli>(end - call.start).count();
-    auto& op = profiler->operators[call.name];
-    op.totalMs += ms;
-    op.selfMs += ms - call.childMs;
-    op.calls += 1;
-    if (!profiler->open.empty()) {
-        profiler->open.back().childMs += ms;
-    } else {
-        auto& module = profiler->modules[call.scope];
-        module.selfMs += ms;
-        module.calls += 1;
-    }
-}
-
-RunProfile summarize(const OperatorProfiler& profiler, double wallMs) {
-    RunProfile profile;
-    profile.wallMs = wallMs;
-    std::map<std::string, ModuleTime> modules; // ordered: parents before children
-    for (const auto& [path, sum] : profiler.modules) {
-        profile.operatorMs += sum.selfMs;
-        auto& entry = modules[path];
-        entry.path = path;
-        entry.selfMs += sum.selfMs;
-        entry.calls += sum.calls;
-        // Every ancestor's total includes this module's time.
-        std::string ancestor = path;
-        while (true) {
-            modules[ancestor].path = ancestor;
-            modules[ancestor].totalMs += sum.selfMs;
-            if (ancestor.empty()) {
-                break;
-            }
-            const auto dot = ancestor.rfind('.');
-            ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
-        }
-    }
-    for (auto& [path, entry] : modules) {
-        profile.modules.push_back(entry);
-    }
-    for (const auto& [name, sum] : profiler.operators) {
-        profile.operators.push_back({name, sum.totalMs, sum.selfMs, sum.calls});
-    }
-    std::sort(profile.operators.begin(), profile.operators.end(),
-              [](const OperatorTime& a, const OperatorTime& b) { return a.totalMs > b.totalMs; });
-    return profile;
-}
-
-} // namespace
 
 Expected<RunResult> Session::run(const RunRequest& request) {
     if (!impl_->module) {
@@ -1071,25 +788,12 @@ Expected<RunResult> Session::run(const RunRequest& request) {
         result.stats = computeStats(result.samplesMs);
         if (request.profile) {
             // Only this iteration carries the callbacks: the timed ones above ran without them.
-            OperatorProfiler profiler;
-            profiler.cudaDevice = cuda ? std::max<int>(0, device.index()) : -1;
-            activeProfiler = &profiler;
-            const auto handle = at::addThreadLocalCallback(
-                at::RecordFunctionCallback(&profileStart, &profileEnd)
-                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
-            const auto start = std::chrono::steady_clock::now();
-            try {
-                output = (*method)(inputs);
-                synchronize();
-            } catch (...) {
-                at::removeCallback(handle);
-                activeProfiler = nullptr;
-                throw;
-            }
-            const double wallMs = elapsedMs(start);
-            at::removeCallback(handle);
-            activeProfiler = nullptr;
-            result.profile = summarize(profiler, wallMs);
+            result.profile = detail::profileOperators(
+                [&]() {
+                    output = (*method)(inputs);
+                    synchronize();
+                },
+                cuda ? std::max<int>(0, device.index()) : -1);
             result.profiled = true;
             // The shapes along the graph's values, for the diagram: one more run, uninstrumented
             // by the timing callbacks, through PyTorch's profiling interpreter.

@@ -7,6 +7,7 @@
 #include <torch/script.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,19 @@ Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& mode
 void synchronize(const torch::Device& device);
 
 double elapsedMs(std::chrono::steady_clock::time_point since);
+
+// operator_profiler.cpp: runs call once with every operator call timed, by operator and by the
+// module that made it; on CUDA (cudaDevice >= 0) the device is synchronized around each
+// top-level call, so that its time is its kernels'.
+RunProfile profileOperators(const std::function<void()>& call, int cudaDevice);
+
+// packed_weights.cpp: the tensors inside a quantized module's packed parameters
+// (LinearPackedParams, Conv2dPackedParams...), each with the attribute that holds it.
+struct PackedTensor {
+    std::string name; // "weight", "bias", as PyTorch's module names them
+    torch::Tensor tensor;
+};
+std::vector<std::pair<std::string, PackedTensor>> packedTensors(const torch::jit::Module& module);
 
 // x against y (moved to x's device): nullopt when they are equal (NaN equals NaN), else how they
 // differ (shape, dtype, or values: how many and by how much at most).
