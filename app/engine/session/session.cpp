@@ -16,18 +16,8 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/csrc/jit/serialization/python_print.h>
-#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
-
-#include <opencv2/core/version.hpp>
-
-// Set by CMake when the LibTorch found was built with CUDA (CPU builds install these headers too,
-// without the library behind them).
-#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -71,59 +61,6 @@ namespace {
 using detail::elapsedMs;
 using detail::errorFromException;
 
-// Why CUDA cannot be used here, in words; empty when it can.
-std::string cudaUnavailableReason() {
-#ifndef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
-    return "this LibTorch " + libtorchVersion() +
-           " was built without CUDA (to run on a GPU, build ScriptScope against PyTorch 2.x "
-           "from PyPI, which has CUDA: scripts/setup.sh --torch-venv)";
-#else
-    if (torch::cuda::is_available() && torch::cuda::device_count() > 0) {
-        return {};
-    }
-    // CUDA's own reason ("Found no NVIDIA driver on your system. ..."), first sentence.
-    std::string why = "no NVIDIA driver, no GPU, or CUDA_VISIBLE_DEVICES hides them";
-    try {
-        c10::cuda::device_count_ensure_non_zero();
-    } catch (const c10::Error& error) {
-        why = error.what_without_backtrace();
-        why = why.substr(0, why.find_first_of(".\n"));
-    } catch (const std::exception& error) {
-        why = error.what();
-    }
-    return "LibTorch has CUDA, but no CUDA device is usable: " + why;
-#endif
-}
-
-Expected<torch::Device> parseDevice(const std::string& text) {
-    torch::Device device(torch::kCPU);
-    try {
-        device = torch::Device(text == "gpu" ? std::string("cuda") : text);
-    } catch (const std::exception&) {
-        return Error{ErrorKind::Device, "'" + text + "' is not a device; use cpu, cuda or cuda:N"};
-    }
-    if (device.is_cpu()) {
-        return device;
-    }
-    if (!device.is_cuda()) {
-        return Error{ErrorKind::Device,
-                     "device '" + text + "' is not supported; use cpu, cuda or cuda:N"};
-    }
-    const std::string reason = cudaUnavailableReason();
-    if (!reason.empty()) {
-        return Error{ErrorKind::Device, "cannot run on " + text + ": " + reason};
-    }
-    const auto count = static_cast<int64_t>(torch::cuda::device_count());
-    const int64_t index = device.has_index() ? device.index() : 0;
-    if (index >= count) {
-        return Error{ErrorKind::Device,
-                     "cannot run on " + text + ": this machine has " + std::to_string(count) +
-                         " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1),
-                     {}};
-    }
-    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-}
-
 // The library on this machine that defines operators people commonly need: torchvision's _C
 // (_C_stable from 0.29) for torchvision::*, from the torchvision that matches this LibTorch
 // (python3-torchvision for Debian's; the one beside SCRIPTSCOPE_PYTHON's torch otherwise: CMake
@@ -140,19 +77,6 @@ std::string knownOperatorLibrary(const std::string& operatorName) {
     }
     ::globfree(&found);
     return library;
-}
-
-std::string cudaDeviceName(int64_t index, uint64_t* memory) {
-#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
-    const auto* properties = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
-    if (memory) {
-        *memory = properties->totalGlobalMem;
-    }
-    return properties->name;
-#else
-    (void)memory;
-    return "CUDA device " + std::to_string(index);
-#endif
 }
 
 TensorInfo tensorInfo(const std::string& name, const torch::Tensor& tensor) {
@@ -401,14 +325,6 @@ double elapsedMs(std::chrono::steady_clock::time_point since) {
         .count();
 }
 
-Expected<torch::Device> parseDevice(const std::string& text) {
-    return scriptscope::parseDevice(text);
-}
-
-std::string cudaDeviceName(int64_t index, uint64_t* memory) {
-    return scriptscope::cudaDeviceName(index, memory);
-}
-
 Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const std::string& path,
                                         const std::string& name) {
     return scriptscope::findMethod(module, path, name);
@@ -416,12 +332,6 @@ Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const 
 
 std::string methodCode(const torch::jit::Method& method) {
     return scriptscope::methodCode(method);
-}
-
-void synchronize(const torch::Device& device) {
-    if (device.is_cuda()) {
-        torch::cuda::synchronize(device.index());
-    }
 }
 
 Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& modelDevice,
@@ -467,47 +377,6 @@ Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& mode
 }
 
 } // namespace detail
-
-std::vector<std::string> buildDescription() {
-    std::vector<std::string> lines;
-    lines.push_back("LibTorch " + libtorchVersion());
-#ifdef SCRIPTSCOPE_LIBTORCH_CUDA_VERSION
-    std::string cuda = "CUDA: compiled in (CUDA " SCRIPTSCOPE_LIBTORCH_CUDA_VERSION ")";
-    const std::string reason = cudaUnavailableReason();
-    if (reason.empty()) {
-        const auto count = torch::cuda::device_count();
-        cuda += "; available: " + std::to_string(count) + (count == 1 ? " device" : " devices");
-        for (size_t i = 0; i < count; ++i) {
-            cuda += (i == 0 ? " (" : ", ") + cudaDeviceName(static_cast<int64_t>(i), nullptr);
-        }
-        cuda += ")";
-    } else {
-        cuda += "; not available: " + reason;
-    }
-    lines.push_back(cuda);
-#else
-    lines.push_back("CUDA: not compiled in (this LibTorch is CPU-only)");
-#endif
-    lines.push_back("OpenCV " CV_VERSION);
-    return lines;
-}
-
-std::vector<DeviceInfo> listDevices() {
-    std::vector<DeviceInfo> devices;
-    devices.push_back({"cpu", "CPU", 0, true, std::string()});
-    const std::string reason = cudaUnavailableReason();
-    if (!reason.empty()) {
-        devices.push_back({"cuda", "CUDA", 0, false, reason});
-        return devices;
-    }
-    for (size_t i = 0; i < torch::cuda::device_count(); ++i) {
-        DeviceInfo info;
-        info.id = "cuda:" + std::to_string(i);
-        info.name = cudaDeviceName(static_cast<int64_t>(i), &info.memoryBytes);
-        devices.push_back(info);
-    }
-    return devices;
-}
 
 Session::Session()
     : impl_(std::make_unique<Impl>()) {
@@ -615,7 +484,7 @@ Expected<ModelInfo> Session::load(const std::string& path, ProbeResult probeResu
         // LibTorch 1.13 would load it and read past the record (or crash): refuse it first.
         return Error{ErrorKind::Format, "'" + path + "' is damaged: " + probe.damage};
     }
-    auto device = parseDevice(options.device);
+    auto device = detail::parseDevice(options.device);
     if (!device) {
         return device.error();
     }
@@ -764,7 +633,7 @@ Expected<RunResult> Session::run(const RunRequest& request) {
     result.model = impl_->path;
     result.method = request.method;
     result.device = device.str();
-    result.deviceName = device.is_cuda() ? cudaDeviceName(device.index(), nullptr) : "CPU";
+    result.deviceName = device.is_cuda() ? detail::cudaDeviceName(device.index(), nullptr) : "CPU";
     result.warmup = request.warmup;
     result.inputDescriptions = prepared->descriptions;
 

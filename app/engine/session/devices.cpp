@@ -1,0 +1,140 @@
+// The devices a run can use (session_internal.h, engine.h): the CPU, and the CUDA devices this
+// LibTorch can reach, with the reason in words when it can reach none.
+#include "session_internal.h"
+
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <opencv2/core/version.hpp>
+
+// Set by CMake when the LibTorch found was built with CUDA (CPU builds install these headers too,
+// without the library behind them).
+#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace scriptscope {
+namespace {
+
+// Why CUDA cannot be used here, in words; empty when it can.
+std::string cudaUnavailableReason() {
+#ifndef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
+    return "this LibTorch " + libtorchVersion() +
+           " was built without CUDA (to run on a GPU, build ScriptScope against PyTorch 2.x "
+           "from PyPI, which has CUDA: scripts/setup.sh --torch-venv)";
+#else
+    if (torch::cuda::is_available() && torch::cuda::device_count() > 0) {
+        return {};
+    }
+    // CUDA's own reason ("Found no NVIDIA driver on your system. ..."), first sentence.
+    std::string why = "no NVIDIA driver, no GPU, or CUDA_VISIBLE_DEVICES hides them";
+    try {
+        c10::cuda::device_count_ensure_non_zero();
+    } catch (const c10::Error& error) {
+        why = error.what_without_backtrace();
+        why = why.substr(0, why.find_first_of(".\n"));
+    } catch (const std::exception& error) {
+        why = error.what();
+    }
+    return "LibTorch has CUDA, but no CUDA device is usable: " + why;
+#endif
+}
+
+} // namespace
+
+namespace detail {
+
+Expected<torch::Device> parseDevice(const std::string& text) {
+    torch::Device device(torch::kCPU);
+    try {
+        device = torch::Device(text == "gpu" ? std::string("cuda") : text);
+    } catch (const std::exception&) {
+        return Error{ErrorKind::Device, "'" + text + "' is not a device; use cpu, cuda or cuda:N"};
+    }
+    if (device.is_cpu()) {
+        return device;
+    }
+    if (!device.is_cuda()) {
+        return Error{ErrorKind::Device,
+                     "device '" + text + "' is not supported; use cpu, cuda or cuda:N"};
+    }
+    const std::string reason = cudaUnavailableReason();
+    if (!reason.empty()) {
+        return Error{ErrorKind::Device, "cannot run on " + text + ": " + reason};
+    }
+    const auto count = static_cast<int64_t>(torch::cuda::device_count());
+    const int64_t index = device.has_index() ? device.index() : 0;
+    if (index >= count) {
+        return Error{ErrorKind::Device,
+                     "cannot run on " + text + ": this machine has " + std::to_string(count) +
+                         " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1),
+                     {}};
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+std::string cudaDeviceName(int64_t index, uint64_t* memory) {
+#ifdef SCRIPTSCOPE_LIBTORCH_HAS_CUDA
+    const auto* properties = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
+    if (memory) {
+        *memory = properties->totalGlobalMem;
+    }
+    return properties->name;
+#else
+    (void)memory;
+    return "CUDA device " + std::to_string(index);
+#endif
+}
+
+void synchronize(const torch::Device& device) {
+    if (device.is_cuda()) {
+        torch::cuda::synchronize(device.index());
+    }
+}
+
+} // namespace detail
+
+std::vector<std::string> buildDescription() {
+    std::vector<std::string> lines;
+    lines.push_back("LibTorch " + libtorchVersion());
+#ifdef SCRIPTSCOPE_LIBTORCH_CUDA_VERSION
+    std::string cuda = "CUDA: compiled in (CUDA " SCRIPTSCOPE_LIBTORCH_CUDA_VERSION ")";
+    const std::string reason = cudaUnavailableReason();
+    if (reason.empty()) {
+        const auto count = torch::cuda::device_count();
+        cuda += "; available: " + std::to_string(count) + (count == 1 ? " device" : " devices");
+        for (size_t i = 0; i < count; ++i) {
+            cuda +=
+                (i == 0 ? " (" : ", ") + detail::cudaDeviceName(static_cast<int64_t>(i), nullptr);
+        }
+        cuda += ")";
+    } else {
+        cuda += "; not available: " + reason;
+    }
+    lines.push_back(cuda);
+#else
+    lines.push_back("CUDA: not compiled in (this LibTorch is CPU-only)");
+#endif
+    lines.push_back("OpenCV " CV_VERSION);
+    return lines;
+}
+
+std::vector<DeviceInfo> listDevices() {
+    std::vector<DeviceInfo> devices;
+    devices.push_back({"cpu", "CPU", 0, true, std::string()});
+    const std::string reason = cudaUnavailableReason();
+    if (!reason.empty()) {
+        devices.push_back({"cuda", "CUDA", 0, false, reason});
+        return devices;
+    }
+    for (size_t i = 0; i < torch::cuda::device_count(); ++i) {
+        DeviceInfo info;
+        info.id = "cuda:" + std::to_string(i);
+        info.name = detail::cudaDeviceName(static_cast<int64_t>(i), &info.memoryBytes);
+        devices.push_back(info);
+    }
+    return devices;
+}
+
+} // namespace scriptscope
