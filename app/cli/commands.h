@@ -4,7 +4,7 @@
 
 #include "options.h"
 
-#include <engine.h>
+#include <session.h>
 #include <model.h>
 #include <stats.h>
 

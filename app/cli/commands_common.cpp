@@ -2,7 +2,7 @@
 // dispatch of a parsed command line to its command.
 #include "commands.h"
 
-#include <engine.h>
+#include <session.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>

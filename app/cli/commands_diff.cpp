@@ -3,7 +3,7 @@
 // (modules, tensors, and on the same inputs the outputs and timings).
 #include "commands.h"
 
-#include <engine.h>
+#include <session.h>
 #include <format.h>
 #include <text_diff.h>
 

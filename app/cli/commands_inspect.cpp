@@ -1,7 +1,7 @@
 // info, tree, code and graph: what an archive holds, printed as PyTorch prints it or drawn.
 #include "commands.h"
 
-#include <engine.h>
+#include <session.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>

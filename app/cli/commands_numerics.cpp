@@ -1,7 +1,7 @@
 // activations and optimize: where the numbers go wrong, what passes change.
 #include "commands.h"
 
-#include <engine.h>
+#include <session.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>

@@ -2,7 +2,7 @@
 // frame of a video, a folder or a camera.
 #include "commands.h"
 
-#include <engine.h>
+#include <session.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>

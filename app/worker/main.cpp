@@ -5,7 +5,7 @@
 //   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include "worker.h"
 
-#include <engine.h>
+#include <session.h>
 #include <process_limits.h>
 #include <protocol.h>
 #include <sandbox.h>

@@ -6,7 +6,7 @@
 //    never killed by a signal itself.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <process_limits.h>
 
 #include <QDir>

@@ -2,7 +2,7 @@
 // pickle readers survive damaged input.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <pickle_scan.h>
 #include <zip_reader.h>
 

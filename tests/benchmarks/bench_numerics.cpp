@@ -6,7 +6,7 @@
 // - diff of two ResNet-50 archives against loading both.
 #include "bench_support.h"
 
-#include <engine.h>
+#include <session.h>
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -3,7 +3,7 @@
 //   bench_scriptscope RESNET18_ARCHIVE
 #include "bench_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <input_spec.h>
 #include <warp_perspective.h>
 

@@ -3,7 +3,7 @@
 // program, which no C++ runtime in LibTorch runs, refused with how to compile it.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <input_spec.h>
 
 #include <nlohmann/json.hpp>

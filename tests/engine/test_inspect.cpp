@@ -2,7 +2,7 @@
 // graph equal what PyTorch itself prints for the same archive (make_fixtures.py wrote that down).
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 
 #include <nlohmann/json.hpp>
 

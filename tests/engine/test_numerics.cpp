@@ -5,7 +5,7 @@
 // differs.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <task_result.h>
 #include <text_diff.h>
 

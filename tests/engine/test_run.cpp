@@ -2,7 +2,7 @@
 // against the schema, devices are refused with a reason, and the statistics are right.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <input_spec.h>
 #include <stats.h>
 #include <torch_values.h> // detail::loadValueFile: strides and offsets, which OutputValue omits

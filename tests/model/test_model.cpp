@@ -3,7 +3,7 @@
 // and the build's own fixtures: both builds run it.
 #include "test_support.h"
 
-#include <engine.h>
+#include <session.h>
 #include <input_spec.h>
 #include <model.h>
 

@@ -4,7 +4,7 @@
 
 #include "model.h"
 
-#include <engine.h>
+#include <session.h>
 #include <executorch_program.h>
 #include <exported_program.h>
 

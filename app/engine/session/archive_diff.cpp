@@ -1,10 +1,10 @@
 // Two archives compared: their module trees, parameters and buffers, attributes, code and extra
 // files, and (with inputs) their outputs and every module's output.
-#include "engine.h"
+#include "session.h"
 #include "session_internal.h"
 #include "text_diff.h"
 #include "torch_values.h"
-#include "value_probe.h"
+#include "value_tap.h"
 #include "zip_reader.h"
 
 #include <ATen/Parallel.h>

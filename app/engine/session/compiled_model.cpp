@@ -1,5 +1,5 @@
-// AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (engine.h).
-#include "engine.h"
+// AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (session.h).
+#include "session.h"
 #include "session_internal.h"
 #include "torch_values.h"
 

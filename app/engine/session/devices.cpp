@@ -1,4 +1,4 @@
-// The devices a run can use (session_internal.h, engine.h): the CPU, and the CUDA devices this
+// The devices a run can use (session_internal.h, session.h): the CPU, and the CUDA devices this
 // LibTorch can reach, with the reason in words when it can reach none.
 #include "session_internal.h"
 

@@ -1,10 +1,10 @@
-// Where numbers go wrong: every value one run computes (the probe, probe.h), its first NaN or Inf,
-// and a second run or another model compared value by value.
-#include "engine.h"
+// Where numbers go wrong: every value one run computes (the value tap, value_tap.h), its first NaN
+// or Inf, and a second run or another model compared value by value.
+#include "session.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
-#include "value_probe.h"
+#include "value_tap.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -26,9 +26,9 @@ using detail::Instrumented;
 using detail::maxAbsDifference;
 using detail::OccurrenceKey;
 using detail::placedModule;
-using detail::ProbeRun;
 using detail::runInstrumented;
 using detail::shapeText;
+using detail::TapRun;
 using torch::jit::Block;
 using torch::jit::Graph;
 using torch::jit::Node;
@@ -132,7 +132,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                 return fromReference(otherInputs.error());
             }
             const Instrumented theirs = instrument(*other.impl_->module, *otherMethod);
-            ProbeRun run;
+            TapRun run;
             run.bins = 1;
             run.keepModuleOutputs = true;
             try {
@@ -172,7 +172,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                 }
             }
         }
-        ProbeRun run;
+        TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
         // A second run to compare with, node by node: on another device, or with other inputs.
@@ -217,7 +217,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                     (inputs.empty() ? "no inputs" : inputs) + " on " + secondInputs->device.str();
                 report.comparison = "the run with " + secondName;
             }
-            ProbeRun other;
+            TapRun other;
             other.bins = 1;
             other.against = &run.kept;
             runInstrumented(instrumented, *impl_->module, secondInputs->inputs, other,

@@ -1,11 +1,11 @@
 // Optimisation passes on a copy of the model (freezing, folding, fusing, optimize_for_inference):
 // what each changed, the copy timed and compared with the original, output by output and module by
 // module, and the copy saved only once it loads and runs.
-#include "engine.h"
+#include "session.h"
 #include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
-#include "value_probe.h"
+#include "value_tap.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -40,9 +40,9 @@ using detail::demangled;
 using detail::instrument;
 using detail::Instrumented;
 using detail::maxAbsDifference;
-using detail::ProbeRun;
 using detail::runInstrumented;
 using detail::shapeText;
+using detail::TapRun;
 using torch::jit::Block;
 using torch::jit::Graph;
 using torch::jit::Node;
@@ -388,18 +388,18 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
             // Module by module, where the copy's nodes still know their modules (freezing
             // inlines with call stacks; an archive saved and loaded again has none). Both runs
             // keep every module's output (its last occurrence).
-            ProbeRun mine;
+            TapRun mine;
             mine.bins = 1;
             mine.keepModuleOutputs = true;
             runInstrumented(instrument(original, originalMethod), original, inputs, mine,
                             prepared->device);
-            ProbeRun theirs;
+            TapRun theirs;
             theirs.bins = 1;
             theirs.keepModuleOutputs = true;
             const Instrumented copied = instrument(copy, copyMethod);
             runInstrumented(copied, copy, inputs, theirs, prepared->device);
             // The modules in execution order, innermost first where several share a value.
-            auto executionOrder = [](const ProbeRun& run) {
+            auto executionOrder = [](const TapRun& run) {
                 std::vector<std::string> order;
                 std::vector<std::pair<size_t, int>> bySite; // record index, site
                 for (const auto& [key, index] : run.index) {

@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "session.h"
 #include "graph_builder.h"
 #include "library_check.h"
 #include "probe.h"
@@ -126,7 +126,7 @@ std::string methodCode(const torch::jit::Method& method) {
 const Session::Impl::Inlined& Session::Impl::inlined(const torch::jit::Method& method) const {
     Inlined& inlined = inlinedGraphs[&method.function()];
     if (!inlined.graph) {
-        // What Python's ScriptMethod.inlined_graph does (and buildGraphModel, value_probe and
+        // What Python's ScriptMethod.inlined_graph does (and buildGraphModel, value_tap and
         // graph_shapes do: the same node ids and value names).
         inlined.graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
         torch::jit::Inline(*inlined.graph);

@@ -2,7 +2,7 @@
 // what Session::run shares with the activation inspector and the pass explorer.
 #pragma once
 
-#include "engine.h"
+#include "session.h"
 
 #include <torch/script.h>
 

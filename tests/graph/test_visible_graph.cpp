@@ -178,7 +178,7 @@ void checkGeometry(const GraphModel& m, const VisibleGraph& v, const DiagramLayo
 
 } // namespace
 
-class TestGraphView : public QObject {
+class TestVisibleGraph : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -486,5 +486,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TestGraphView)
-#include "test_graph_view.moc"
+QTEST_MAIN(TestVisibleGraph)
+#include "test_visible_graph.moc"

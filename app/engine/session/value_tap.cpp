@@ -1,7 +1,7 @@
-// The probe: an operator after every node of a copy of a method's inlined graph that takes the
+// The value tap: an operator after every node of a copy of a method's inlined graph that takes the
 // statistics of each value the run computes (and keeps, compares or pins it), for the activation
 // inspector, the pass explorer and the archive comparison.
-#include "value_probe.h"
+#include "value_tap.h"
 #include "graph_builder.h"
 #include "session_internal.h"
 #include "stats.h"
@@ -42,7 +42,7 @@ struct Chunk {
 };
 
 // min/max/mean/std/NaN/Inf and a histogram of a contiguous float32 CPU tensor in two passes, in
-// parallel over chunks (the probe runs after every node: this is most of its cost).
+// parallel over chunks (the tap runs after every node: this is most of its cost).
 void floatStatistics(const float* data, int64_t n, int bins, ActivationRecord& r) {
     constexpr int64_t kGrain = int64_t{1} << 15;
     const int64_t chunks = (n + kGrain - 1) / kGrain;
@@ -203,10 +203,10 @@ at::Tensor floatCopy(const at::Tensor& t) {
     return x.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
 }
 
-thread_local ProbeRun* activeRun = nullptr;
+thread_local TapRun* activeRun = nullptr;
 
-void onProbe(const at::Tensor& tensor, int siteIndex) {
-    ProbeRun* run = activeRun;
+void onTap(const at::Tensor& tensor, int siteIndex) {
+    TapRun* run = activeRun;
     if (!run || siteIndex < 0 || static_cast<size_t>(siteIndex) >= run->sites.size()) {
         return;
     }
@@ -271,20 +271,20 @@ void onProbe(const at::Tensor& tensor, int siteIndex) {
     run->records.push_back(std::move(r));
 }
 
-const c10::Symbol& probeSymbol() {
-    static const c10::Symbol symbol = c10::Symbol::fromQualString("scriptscope::probe");
+const c10::Symbol& tapSymbol() {
+    static const c10::Symbol symbol = c10::Symbol::fromQualString("scriptscope::tap");
     return symbol;
 }
 
-void registerProbe() {
+void registerTap() {
     // Side effects and CONSERVATIVE aliasing: nothing may remove or move it.
     static const torch::jit::RegisterOperators registered({torch::jit::Operator(
-        "scriptscope::probe(Tensor x, int site) -> ()",
+        "scriptscope::tap(Tensor x, int site) -> ()",
         [](torch::jit::Stack& stack) {
             const int64_t site = torch::jit::pop(stack).toInt();
             const c10::IValue x = torch::jit::pop(stack);
             if (x.isTensor()) {
-                onProbe(x.toTensor(), static_cast<int>(site));
+                onTap(x.toTensor(), static_cast<int>(site));
             }
         },
         c10::AliasAnalysisKind::CONSERVATIVE)});
@@ -295,7 +295,7 @@ bool isTensorType(const Value* v) {
 }
 
 // Values of these nodes are the same values as others' (a block's results, a tuple's parts).
-bool probesOutputs(const Node* node) {
+bool tapsOutputs(const Node* node) {
     const auto kind = node->kind();
     return node->blocks().empty() && kind != c10::prim::TupleUnpack &&
            kind != c10::prim::TupleIndex && kind != c10::aten::__getitem__;
@@ -353,7 +353,7 @@ std::string placedModule(const GraphModel& model, const GraphNode& node) {
 }
 
 Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method) {
-    registerProbe();
+    registerTap();
     Instrumented out;
     out.schema = method.function().getSchema();
     out.graph = torch::jit::toGraphFunction(method.function()).graph()->copy();
@@ -390,7 +390,7 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
                out.model.nodes[static_cast<size_t>(found->second)].module.empty();
     };
     Graph& graph = *out.graph;
-    auto addProbe = [&](Value* v, Node* after, int node, int output) {
+    auto addTap = [&](Value* v, Node* after, int node, int output) {
         Site site;
         site.node = node;
         site.output = output;
@@ -427,25 +427,25 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
         Node* insertBefore = after ? after->next() : graph.block()->nodes().front();
         torch::jit::WithInsertPoint guard(insertBefore);
         Value* id = graph.insertConstant(static_cast<int64_t>(index));
-        graph.insertNode(graph.create(probeSymbol(), {v, id}, 0));
+        graph.insertNode(graph.create(tapSymbol(), {v, id}, 0));
     };
-    // The method's tensor inputs (self excluded), probed first.
+    // The method's tensor inputs (self excluded), tapped first.
     const auto inputs = graph.inputs();
     for (size_t i = 1; i < inputs.size(); ++i) {
         if (isTensorType(inputs[i])) {
-            addProbe(inputs[i], nullptr, -1, static_cast<int>(i - 1));
+            addTap(inputs[i], nullptr, -1, static_cast<int>(i - 1));
         }
     }
     out.inputSites = static_cast<int>(out.sites.size());
     for (size_t id = 0; id < nodes.size(); ++id) {
         Node* node = nodes[id];
-        if (!probesOutputs(node)) {
+        if (!tapsOutputs(node)) {
             continue;
         }
         const auto outputs = node->outputs();
         for (size_t o = 0; o < outputs.size(); ++o) {
             if (isTensorType(outputs[o])) {
-                addProbe(outputs[o], node, static_cast<int>(id), static_cast<int>(o));
+                addTap(outputs[o], node, static_cast<int>(id), static_cast<int>(o));
             }
         }
     }
@@ -494,14 +494,14 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
 }
 
 // Runs the instrumented graph once through the interpreter (no graph executor, so no optimisation
-// moves or removes anything), the probes reporting to `run`.
+// moves or removes anything), the taps reporting to `run`.
 c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::Module& module,
-                            const std::vector<c10::IValue>& inputs, ProbeRun& run,
+                            const std::vector<c10::IValue>& inputs, TapRun& run,
                             const torch::Device& device) {
     run.sites = instrumented.sites;
     run.siteModules = instrumented.siteModules;
     run.occurrences.assign(run.sites.size(), 0);
-    torch::jit::Code code(instrumented.graph, "probed");
+    torch::jit::Code code(instrumented.graph, "tapped");
     torch::jit::Stack stack;
     stack.push_back(module._ivalue());
     stack.insert(stack.end(), inputs.begin(), inputs.end());

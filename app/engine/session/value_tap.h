@@ -1,10 +1,10 @@
-// Internal to the engine's session files (includes LibTorch): the probe that sees every value one
-// run computes (an operator after every node of a copy of the inlined graph), shared by the
+// Internal to the engine's session files (includes LibTorch): the value tap that sees every value
+// one run computes (an operator after every node of a copy of the inlined graph), shared by the
 // activation inspector (numerics.cpp), the pass explorer (optimize.cpp) and the archive comparison.
 #pragma once
 
-#include "engine.h"
 #include "graph_model.h"
+#include "session.h"
 
 #include <torch/script.h>
 
@@ -17,7 +17,7 @@
 
 namespace scriptscope::detail {
 
-// One place a probe watches: a tensor output of one node.
+// One place a tap watches: a tensor output of one node.
 struct Site {
     int node = -1; // GraphModel node id; -1: a method input
     int output = 0;
@@ -30,7 +30,7 @@ struct Site {
 
 using OccurrenceKey = std::pair<int, int>; // site, occurrence
 
-struct ProbeRun {
+struct TapRun {
     std::vector<Site> sites;
     std::vector<int> occurrences; // per site
     int bins = 32;
@@ -55,7 +55,7 @@ struct ProbeRun {
     std::map<std::string, at::Tensor> moduleOutputs;
 };
 
-// The method's inlined graph with a probe after every tensor a node computes, and what each probe
+// The method's inlined graph with a tap after every tensor a node computes, and what each tap
 // watches, with the GraphModel the records refer to.
 struct Instrumented {
     std::shared_ptr<torch::jit::Graph> graph;
@@ -66,12 +66,12 @@ struct Instrumented {
     int inputSites = 0;
 };
 
-// The probed copy of a method: instrument() builds it, runInstrumented() runs it once.
+// The tapped copy of a method: instrument() builds it, runInstrumented() runs it once.
 Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method);
 // Runs the instrumented graph once through the interpreter (no graph executor, so no optimisation
-// moves or removes anything), the probes reporting to `run`.
+// moves or removes anything), the taps reporting to `run`.
 c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::Module& module,
-                            const std::vector<c10::IValue>& inputs, ProbeRun& run,
+                            const std::vector<c10::IValue>& inputs, TapRun& run,
                             const torch::Device& device);
 
 // The module a node is drawn in: its group's, up to the nearest module group.
