@@ -44,9 +44,18 @@ ModelInfo sampleModel() {
     root.parameters = {plainTensor("weight", {8, 3, 3, 3}, "float32", 864, true)};
     root.buffers = {plainTensor("steps", {}, "int64", 8, false)};
     root.attributes = {{"scale", "float", "0.5"}};
-    root.methods = {{"forward", "forward(__torch__.Net self, Tensor x) -> Tensor",
-                     "def forward(self, x):\n  return x\n",
-                     "graph(%self : __torch__.Net,\n      %x.1 : Tensor):\n  return (%x.1)\n"}};
+    MethodInfo forward;
+    forward.name = "forward";
+    forward.schema = "forward(__torch__.Net self, Tensor x) -> Tensor";
+    forward.code = "def forward(self, x):\n  return x\n";
+    forward.graph = "graph(%self : __torch__.Net,\n      %x.1 : Tensor):\n  return (%x.1)\n";
+    forward.inputAnnotations = {"f32[1, 3, 8, 8]"};
+    forward.sampleInputs = true;
+    forward.memoryPlan.bufferBytes = {0, 4096};
+    forward.memoryPlan.steps = {"aten::convolution.out", "aten::relu.out"};
+    forward.memoryPlan.blocks = {{"v7", "f32[1, 8, 8, 8]", 1, 0, 2048, 0, 1},
+                                 {"v0", "f32[1, 3, 8, 8]", 1, 2048, 768, -1, 0}};
+    root.methods = {forward};
     root.children = {"head"};
     root.parameterCount = 216;
     root.parameterBytes = 864;
@@ -173,6 +182,20 @@ private Q_SLOTS:
         QCOMPARE(root.methods[0].code, info.modules[0].methods[0].code);
         QCOMPARE(root.methods[0].graph, info.modules[0].methods[0].graph);
         QCOMPARE(root.methods[0].schema, info.modules[0].methods[0].schema);
+        QCOMPARE(root.methods[0].inputAnnotations, info.modules[0].methods[0].inputAnnotations);
+        QCOMPARE(root.methods[0].sampleInputs, true);
+        const MemoryPlan& plan = root.methods[0].memoryPlan;
+        const MemoryPlan& sent = info.modules[0].methods[0].memoryPlan;
+        QCOMPARE(plan.bufferBytes, sent.bufferBytes);
+        QCOMPARE(plan.steps, sent.steps);
+        QCOMPARE(plan.blocks.size(), sent.blocks.size());
+        for (size_t i = 0; i < sent.blocks.size(); ++i) {
+            const MemoryBlock& a = plan.blocks[i];
+            const MemoryBlock& b = sent.blocks[i];
+            QVERIFY(a.value == b.value && a.type == b.type && a.buffer == b.buffer &&
+                    a.offset == b.offset && a.bytes == b.bytes && a.first == b.first &&
+                    a.last == b.last);
+        }
         QCOMPARE(root.children, info.modules[0].children);
         QCOMPARE(root.totalBytes, uint64_t(1208));
         QCOMPARE(back.modules[1].type, info.modules[1].type);
