@@ -11,6 +11,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QPalette>
+#include <QSize>
 
 #include <QLabel>
 #include <QLineEdit>
@@ -43,6 +44,16 @@ inline QPalette darkPalette() {
     return p;
 }
 
+// The window size GUI tests take their screenshots at: SCRIPTSCOPE_SCREENSHOT_SIZE ("1920x1080"),
+// else 1280x800.
+inline QSize screenshotSize() {
+    const QStringList size =
+        qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
+            .split(QLatin1Char('x'));
+    const QSize asked(size.value(0).toInt(), size.value(1).toInt());
+    return asked.isValid() && !asked.isEmpty() ? asked : QSize(1280, 800);
+}
+
 // A window on a real worker, as a GUI test starts it: a clean test profile of settings, and the
 // size SCRIPTSCOPE_SCREENSHOT_SIZE gives (default 1280x800) to look at others (1920x1080).
 inline MainWindow* openTestWindow(QObject* owner, WorkerClient** worker) {
@@ -51,10 +62,7 @@ inline MainWindow* openTestWindow(QObject* owner, WorkerClient** worker) {
     *worker = new WorkerClient(owner);
     (*worker)->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
     auto* window = new MainWindow(*worker);
-    const QStringList size =
-        qEnvironmentVariable("SCRIPTSCOPE_SCREENSHOT_SIZE", QStringLiteral("1280x800"))
-            .split(QLatin1Char('x'));
-    window->resize(size.value(0).toInt(), size.value(1).toInt());
+    window->resize(screenshotSize());
     window->show();
     return window;
 }

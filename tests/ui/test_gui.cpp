@@ -121,7 +121,7 @@ private Q_SLOTS:
         worker_ = new WorkerClient(this);
         worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
         window_ = new MainWindow(worker_);
-        window_->resize(1280, 800);
+        window_->resize(scriptscope::test::screenshotSize());
         window_->show();
     }
 
