@@ -4,8 +4,8 @@
 
 #include "options.h"
 
-#include <session.h>
 #include <model.h>
+#include <session.h>
 #include <stats.h>
 
 #include <nlohmann/json.hpp>

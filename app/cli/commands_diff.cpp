@@ -3,8 +3,8 @@
 // (modules, tensors, and on the same inputs the outputs and timings).
 #include "commands.h"
 
-#include <session.h>
 #include <format.h>
+#include <session.h>
 #include <text_diff.h>
 
 #include <nlohmann/json.hpp>

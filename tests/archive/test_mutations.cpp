@@ -6,8 +6,8 @@
 //    never killed by a signal itself.
 #include "test_support.h"
 
-#include <session.h>
 #include <process_limits.h>
+#include <session.h>
 
 #include <QDir>
 #include <QFileInfo>

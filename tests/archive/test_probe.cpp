@@ -2,8 +2,8 @@
 // pickle readers survive damaged input.
 #include "test_support.h"
 
-#include <session.h>
 #include <pickle_scan.h>
+#include <session.h>
 #include <zip_reader.h>
 
 #include <QTemporaryDir>

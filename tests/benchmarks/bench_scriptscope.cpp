@@ -3,8 +3,8 @@
 //   bench_scriptscope RESNET18_ARCHIVE
 #include "bench_support.h"
 
-#include <session.h>
 #include <input_spec.h>
+#include <session.h>
 #include <warp_perspective.h>
 
 #include <ATen/Parallel.h>

@@ -3,8 +3,8 @@
 // program, which no C++ runtime in LibTorch runs, refused with how to compile it.
 #include "test_support.h"
 
-#include <session.h>
 #include <input_spec.h>
+#include <session.h>
 
 #include <nlohmann/json.hpp>
 

@@ -2,8 +2,8 @@
 // against the schema, devices are refused with a reason, and the statistics are right.
 #include "test_support.h"
 
-#include <session.h>
 #include <input_spec.h>
+#include <session.h>
 #include <stats.h>
 #include <torch_values.h> // detail::loadValueFile: strides and offsets, which OutputValue omits
 

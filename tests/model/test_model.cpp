@@ -3,9 +3,9 @@
 // and the build's own fixtures: both builds run it.
 #include "test_support.h"
 
-#include <session.h>
 #include <input_spec.h>
 #include <model.h>
+#include <session.h>
 
 #include <nlohmann/json.hpp>
 

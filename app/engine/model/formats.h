@@ -4,9 +4,9 @@
 
 #include "model.h"
 
-#include <session.h>
 #include <executorch_program.h>
 #include <exported_program.h>
+#include <session.h>
 
 #include <memory>
 
