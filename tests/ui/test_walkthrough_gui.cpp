@@ -69,7 +69,10 @@ private:
         QSignalSpy shown(panel(), &RunPanel::runShown);
         QSignalSpy failed(panel(), &RunPanel::runFailed);
         panel()->runOnce();
-        QTest::qWaitFor([&]() { return !shown.isEmpty() || !failed.isEmpty(); }, scaled(120000));
+        if (!QTest::qWaitFor([&]() { return !shown.isEmpty() || !failed.isEmpty(); },
+                             scaled(120000))) {
+            qWarning() << "the run neither showed nor failed in time";
+        }
         if (!failed.isEmpty()) {
             qWarning() << "run failed:" << failed.first().first().toString();
         }

@@ -221,28 +221,28 @@ void FramePlayer::setDemoVideo(const QString& path) {
 }
 
 void FramePlayer::onSourceChosen(int row) {
-    const QString data = sourceBox_->itemData(row).toString();
-    if (data.isEmpty()) {
+    const QString item = sourceBox_->itemData(row).toString();
+    if (item.isEmpty()) {
         closeSource();
         return;
     }
-    QString chosen = data;
+    QString chosen = item;
     QSettings settings;
-    if (data == QLatin1String(kChooseFolder)) {
+    if (item == QLatin1String(kChooseFolder)) {
         chosen = QFileDialog::getExistingDirectory(
             this, tr("Image Folder"),
             settings.value(QStringLiteral("frames/lastFolder")).toString());
         if (!chosen.isEmpty()) {
             settings.setValue(QStringLiteral("frames/lastFolder"), chosen);
         }
-    } else if (data == QLatin1String(kChooseVideo)) {
+    } else if (item == QLatin1String(kChooseVideo)) {
         chosen = QFileDialog::getOpenFileName(
             this, tr("Video File"), settings.value(QStringLiteral("frames/lastVideo")).toString(),
             tr("Videos (*.mp4 *.avi *.mkv *.mov *.webm *.m4v *.mpg *.mpeg);;All files (*)"));
         if (!chosen.isEmpty()) {
             settings.setValue(QStringLiteral("frames/lastVideo"), chosen);
         }
-    } else if (data.startsWith(QLatin1String("camera:")) && listCameras().empty()) {
+    } else if (item.startsWith(QLatin1String("camera:")) && listCameras().empty()) {
         lastError_ = QString::fromStdString(noCameraMessage());
         description_->setText(lastError_);
         sourceBox_->setCurrentIndex(0);
