@@ -676,8 +676,8 @@ private Q_SLOTS:
         QVERIFY(!imageLayout(v).isImage());
     }
 
-    // A .pt2 that runs and keeps its example inputs starts with them as its inputs; one that
-    // cannot run (no compiled model) does not offer them.
+    // A .pt2 that keeps its example inputs starts with them as its inputs, and runs: a plain
+    // exported program through the interpreter of its graph, with its profile.
     void exportedProgramsStartWithTheirSamples() {
         const auto source = [&](int row) {
             return qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(row, 2))
@@ -689,16 +689,15 @@ private Q_SLOTS:
                           QStringLiteral("/tests/fixtures/saved_by/exported/lstm.pt2"));
         QVERIFY(shown.wait(scriptscope::test::scaled(60000)));
         QTRY_COMPARE(panel_->inputsTable()->rowCount(), 1);
-        auto* box = qobject_cast<QComboBox*>(panel_->inputsTable()->cellWidget(0, 2));
-        QCOMPARE(box->findData(QStringLiteral("sample")), -1);
-        QVERIFY(source(0) != QStringLiteral("sample"));
-        // It cannot run here: Run and its profile are not offered, and say why.
-        QVERIFY(!panel_->runButton()->isEnabled());
-        QVERIFY2(
-            panel_->runButton()->toolTip().contains(QStringLiteral("without a compiled model")),
-            qPrintable(panel_->runButton()->toolTip()));
-        QVERIFY(!panel_->profileBox()->isEnabled());
-        QVERIFY(panel_->statusText().contains(QStringLiteral("does not run here")));
+        QTRY_COMPARE(source(0), QStringLiteral("sample"));
+        QVERIFY(panel_->runButton()->isEnabled());
+        QVERIFY(panel_->profileBox()->isEnabled());
+        panel_->profileBox()->setChecked(true);
+        QVERIFY(runAndWait());
+        QCOMPARE(panel_->lastResult()->inputDescriptions,
+                 std::vector<std::string>{"the archive's sample input 0"});
+        QCOMPARE(panel_->lastResult()->output.children.size(), size_t(2));
+        QVERIFY(panel_->lastResult()->profiled);
         const QString package =
             QStringLiteral(SCRIPTSCOPE_EXPORTED_DIR) + QStringLiteral("/resnet18_aoti.pt2");
         if (std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) >= 2 && QFileInfo::exists(package)) {

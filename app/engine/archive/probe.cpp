@@ -310,8 +310,7 @@ void describeExportedProgram(ProbeResult& result, const Pt2Archive& archive) {
         (what.empty() ? std::string() : ": " + what) +
         ". ScriptScope shows its module tree, graph and printouts without running it" +
         (archive.aotInductorFiles.empty()
-             ? std::string("; to run it, compile it with AOTInductor "
-                           "(torch._inductor.aoti_compile_and_package)")
+             ? std::string("; a run interprets its graph, calling each operator")
              : std::string("; a build on PyTorch 2.x runs its compiled model")) +
         ".";
     if (!archive.ok) {

@@ -174,9 +174,11 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int 
     }
     for (const json& input : member(graph, "inputs")) {
         model.graphInputs.push_back(argumentText(input, 0));
+        model.inputValues.push_back(argumentValue(input));
     }
     for (const json& output : member(graph, "outputs")) {
         model.graphOutputs.push_back(argumentText(output, 0));
+        model.outputValues.push_back(argumentValue(output));
     }
     const json& nodes = member(graph, "nodes");
     if (!nodes.is_array()) {
@@ -199,8 +201,10 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int 
                                  argumentText(arg, 0),
                                  argumentText(arg, 0, ArgumentStyle::Str),
                                  {},
-                                 kind.is_number_integer() && kind.get<int>() == 2};
+                                 kind.is_number_integer() && kind.get<int>() == 2,
+                                 {}};
             argumentValues(arg, argument.values);
+            argument.value = argumentValue(arg);
             node.inputs.push_back(std::move(argument));
             const auto [argKind, inner] = unionOf(arg);
             if (argKind == "as_graph" && inner && depth < 16) {
@@ -212,6 +216,7 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int 
             }
         }
         for (const json& output : member(n, "outputs")) {
+            node.returns.push_back(argumentValue(output));
             const auto [kind, inner] = unionOf(output);
             std::string name;
             if (inner && (kind == "as_tensor" || kind == "as_sym_int" || kind == "as_sym_float" ||
@@ -526,7 +531,13 @@ Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits) {
             schemaOf(*program, archive);
         }
         model.sampleInputs = zip.find(base + "serialized_example_inputs.pt") != nullptr;
+        if (model.sampleInputs) {
+            model.sampleInputsRecord = base + "serialized_example_inputs.pt";
+        }
         for (const char* part : {"serialized_state_dict.pt", "serialized_constants.pt"}) {
+            if (zip.find(base + part)) {
+                model.pickledWeights.push_back(base + part);
+            }
             if (!zip.find(base + part)) {
                 model.notes.push_back(std::string("it has no ") + part);
             }
@@ -581,6 +592,9 @@ Pt2Archive readPt2Archive(const ZipReader& zip, const Pt2Limits& limits) {
             model.constants = readConfig(*constants, zip, prefix + "data/constants/", model.notes);
         }
         model.sampleInputs = zip.find(prefix + "data/sample_inputs/" + name + ".pt") != nullptr;
+        if (model.sampleInputs) {
+            model.sampleInputsRecord = prefix + "data/sample_inputs/" + name + ".pt";
+        }
         archive.models.push_back(std::move(model));
     }
     readCompiled(zip, prefix, limits, archive);

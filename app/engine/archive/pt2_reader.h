@@ -45,12 +45,51 @@ struct Pt2ModuleFrame {
     std::string type; // "torchvision.models.resnet.BasicBlock"
 };
 
+// A value as the graph holds it (an argument, a node's output, a graph's input or output), for
+// the interpreter that runs it (session/exported_interpreter.cpp). Lists keep one entry per
+// element in every vector they use.
+struct Pt2Value {
+    enum class Kind {
+        None,
+        Tensor,          // names[0]
+        Tensors,         // names
+        OptionalTensors, // names, "" for None
+        Int,             // ints[0]
+        Ints,
+        Float, // floats[0]
+        Floats,
+        Bool, // ints[0]: 0 or 1
+        Bools,
+        String, // text
+        Strings,
+        SymInt, // names[0], or "" and ints[0] for a constant
+        SymInts,
+        SymFloat, // names[0], or "" and floats[0]
+        SymFloats,
+        SymBool, // names[0], or "" and ints[0]
+        SymBools,
+        ScalarType,   // ints[0]: the serializer's code (dtypeNames)
+        MemoryFormat, // ints[0]: 1 contiguous, 2 channels last, 3 channels last 3d, 4 preserve
+        Layout,       // ints[0]: 7 strided, 1 sparse COO, ...
+        Device,       // text: "cpu", "cuda"; ints[0]: its index, -1 for none
+        Graph,        // text: the subgraph's name (Pt2Model::subgraphs)
+        Other,        // text: the union's name ("as_custom_obj"), which nothing here runs
+    };
+    Kind kind = Kind::None;
+    std::vector<std::string> names;
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    std::vector<std::string> strings;
+    std::string text;
+};
+
 struct Pt2Argument {
     std::string name;  // the schema's argument name ("input", "weight")
     std::string text;  // its value as the graph printout writes it, repr() ("x", "[1, 1]", "'a'")
     std::string plain; // as str(graph) writes it, str() ("a", "cuda:0", "%x")
     std::vector<std::string> values; // the graph values it reads
     bool keyword = false;
+    Pt2Value value;
 };
 
 struct Pt2Node {
@@ -58,6 +97,7 @@ struct Pt2Node {
     std::string target; // "torch.ops.aten.conv2d.default"
     std::vector<Pt2Argument> inputs;
     std::vector<std::string> outputs; // value names, "" for an output that is not a value
+    std::vector<Pt2Value> returns;    // the serialized outputs, one per schema return
     // The call returns a tuple or list (Python's graph then takes each value out with a getitem
     // node named after it), not one value.
     bool multipleOutputs = false;
@@ -93,10 +133,11 @@ struct Pt2Model {
     std::string torchVersion;
     std::vector<Pt2SignatureEntry> inputs, outputs;
     std::vector<Pt2Node> nodes;
-    std::map<std::string, Pt2TensorMeta> tensors; // value name -> metadata
-    std::map<std::string, std::string> symbols;   // SymInt value name -> its expression ("s77")
-    std::vector<std::string> graphInputs;         // the graph's placeholders, in order
-    std::vector<std::string> graphOutputs;        // what the graph returns
+    std::map<std::string, Pt2TensorMeta> tensors;    // value name -> metadata
+    std::map<std::string, std::string> symbols;      // SymInt value name -> its expression ("s77")
+    std::vector<std::string> graphInputs;            // the graph's placeholders, in order
+    std::vector<std::string> graphOutputs;           // what the graph returns
+    std::vector<Pt2Value> inputValues, outputValues; // the same, as values
     // symbol -> "VR[2, 64]", in the archive's order (Python prints them in it)
     std::vector<std::pair<std::string, std::string>> rangeConstraints;
     std::vector<Pt2Weight> weights, constants;
@@ -105,6 +146,10 @@ struct Pt2Model {
     // submodule of the graph module.
     std::vector<Pt2Model> subgraphs;
     bool sampleInputs = false;
+    std::string
+        sampleInputsRecord; // the record of the example inputs, a torch.save of (args, kwargs)
+    // The early layout keeps its state dict and constants as torch.save files: their records.
+    std::vector<std::string> pickledWeights;
     std::vector<std::string> notes; // parts that did not read, and why
 };
 

@@ -511,4 +511,114 @@ void argumentValues(const json& argument, std::vector<std::string>& out, int dep
     }
 }
 
+namespace {
+
+// A SymInt, SymFloat or SymBool argument ({"as_name": "s0"} or a constant) added to `out`.
+void addSym(const json& value, Pt2Value& out) {
+    const auto [kind, inner] = unionOf(value);
+    out.names.push_back(kind == "as_name" && inner ? stringOf(*inner) : std::string());
+    const bool constant = kind != "as_name" && inner;
+    out.ints.push_back(constant && inner->is_boolean()          ? int64_t(inner->get<bool>())
+                       : constant && inner->is_number_integer() ? inner->get<int64_t>()
+                                                                : 0);
+    out.floats.push_back(constant && inner->is_number() ? inner->get<double>() : 0.0);
+}
+
+int64_t integerOf(const json& value) {
+    return value.is_number_integer() ? value.get<int64_t>()
+           : value.is_boolean()      ? int64_t(value.get<bool>())
+                                     : 0;
+}
+
+} // namespace
+
+Pt2Value argumentValue(const json& argument) {
+    using Kind = Pt2Value::Kind;
+    Pt2Value out;
+    const auto [kind, inner] = unionOf(argument);
+    if (!inner) {
+        out.kind = Kind::Other;
+        out.text = "an argument that is not one value";
+        return out;
+    }
+    const json& v = *inner;
+    const json& list = v.is_array() ? v : json::array();
+    const auto is = [&kind = kind](const char* name) { return kind == name; };
+    if (is("as_none")) {
+        out.kind = Kind::None;
+    } else if (is("as_tensor")) {
+        out.kind = Kind::Tensor;
+        out.names.push_back(tensorName(v));
+    } else if (is("as_tensors")) {
+        out.kind = Kind::Tensors;
+        for (const json& t : list) {
+            out.names.push_back(tensorName(t));
+        }
+    } else if (is("as_optional_tensors") || is("as_optional_tensor")) {
+        const bool one = is("as_optional_tensor");
+        out.kind = one ? Kind::Tensor : Kind::OptionalTensors;
+        for (const json& t : one ? json::array({v}) : list) {
+            const auto [tKind, tInner] = unionOf(t);
+            out.names.push_back(tKind == "as_tensor" && tInner ? tensorName(*tInner)
+                                                               : std::string());
+        }
+        if (one && out.names.front().empty()) {
+            out = Pt2Value{};
+        }
+    } else if (is("as_int") || is("as_bool") || is("as_scalar_type") || is("as_memory_format") ||
+               is("as_layout")) {
+        out.kind = is("as_int")           ? Kind::Int
+                   : is("as_bool")        ? Kind::Bool
+                   : is("as_scalar_type") ? Kind::ScalarType
+                   : is("as_layout")      ? Kind::Layout
+                                          : Kind::MemoryFormat;
+        out.ints.push_back(integerOf(v));
+    } else if (is("as_ints") || is("as_bools")) {
+        out.kind = is("as_ints") ? Kind::Ints : Kind::Bools;
+        for (const json& x : list) {
+            out.ints.push_back(integerOf(x));
+        }
+    } else if (is("as_float")) {
+        out.kind = Kind::Float;
+        out.floats.push_back(v.is_number() ? v.get<double>() : 0.0);
+    } else if (is("as_floats")) {
+        out.kind = Kind::Floats;
+        for (const json& x : list) {
+            out.floats.push_back(x.is_number() ? x.get<double>() : 0.0);
+        }
+    } else if (is("as_string")) {
+        out.kind = Kind::String;
+        out.text = stringOf(v);
+    } else if (is("as_strings")) {
+        out.kind = Kind::Strings;
+        for (const json& x : list) {
+            out.strings.push_back(stringOf(x));
+        }
+    } else if (is("as_sym_int") || is("as_sym_float") || is("as_sym_bool")) {
+        out.kind = is("as_sym_int")     ? Kind::SymInt
+                   : is("as_sym_float") ? Kind::SymFloat
+                                        : Kind::SymBool;
+        addSym(v, out);
+    } else if (is("as_sym_ints") || is("as_sym_floats") || is("as_sym_bools")) {
+        out.kind = is("as_sym_ints")     ? Kind::SymInts
+                   : is("as_sym_floats") ? Kind::SymFloats
+                                         : Kind::SymBools;
+        for (const json& x : list) {
+            addSym(x, out);
+        }
+    } else if (is("as_device")) {
+        out.kind = Kind::Device;
+        out.text = stringOf(member(v, "type"));
+        const json& index = member(v, "index");
+        out.ints.push_back(index.is_number_integer() ? index.get<int64_t>() : -1);
+    } else if (is("as_graph")) {
+        out.kind = Kind::Graph;
+        out.text = stringOf(member(v, "name"));
+    } else {
+        out.kind = Kind::Other;
+        out.text = kind;
+    }
+    return out;
+}
+
 } // namespace scriptscope::pt2

@@ -42,6 +42,9 @@ std::string symText(const json& value);
 enum class ArgumentStyle { Repr, Str };
 std::string argumentText(const json& argument, int depth,
                          ArgumentStyle style = ArgumentStyle::Repr);
+// An argument as a value (Pt2Value::Kind::Other for what the interpreter does not run).
+Pt2Value argumentValue(const json& argument);
+
 // The graph values (tensors, SymInts by name) an argument reads, added to `out` once each, in
 // order.
 void argumentValues(const json& argument, std::vector<std::string>& out, int depth = 0);

@@ -324,7 +324,7 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
                                                                            : meta->second.text());
         }
     }
-    forward.sampleInputs = model.sampleInputs && exported.compiled() != nullptr;
+    forward.sampleInputs = model.sampleInputs;
     forward.code = exportedProgramText(model);
     forward.graph = exportedGraphText(model);
     info.modules.front().methods.push_back(std::move(forward));

@@ -1,5 +1,6 @@
 // torch.export archives (.pt2) as a Model: ExportedProgram (exported/) reads and draws them
-// without LibTorch; an AOTInductor package's compiled model runs them (CompiledModel, session/).
+// without LibTorch; an AOTInductor package's compiled model runs them, and a plain program's graph
+// is interpreted (CompiledModel, session/).
 #include "formats.h"
 
 namespace scriptscope::formats {
@@ -11,20 +12,19 @@ std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
     const std::string what =
         program.hasProgram() ? "a torch.export program" : "an AOTInductor package";
     std::map<Capability, std::string> lacking;
-    if (!program.compiled()) {
-        lacking[Capability::Run] =
-            "an exported program without a compiled model: LibTorch runs a .pt2 only once "
-            "AOTInductor has compiled it. In Python: "
-            "torch._inductor.aoti_compile_and_package(torch.export.load('" +
-            program.info().path + "'), package_path='model_compiled.pt2'), then open that file";
-    } else if (!CompiledModel::supported()) {
+    // A compiled model runs where LibTorch has AOTInductor's loader; a program runs everywhere,
+    // through the interpreter of its graph.
+    if (program.compiled() && !CompiledModel::supported()) {
         lacking[Capability::Run] = "this build's LibTorch " + libtorchVersion() +
                                    " has no AOTInductor package loader (PyTorch 2.6 and later)";
     }
     const bool runs = lacking.count(Capability::Run) == 0;
-    lacking[Capability::Profile] =
-        runs ? "AOTInductor's compiled code runs as one call: it has no per-operator profile here"
-             : "it does not run here, so it has no profile";
+    if (!runs) {
+        lacking[Capability::Profile] = "it does not run here, so it has no profile";
+    } else if (program.compiled()) {
+        lacking[Capability::Profile] =
+            "AOTInductor's compiled code runs as one call: it has no per-operator profile here";
+    }
     // A package without its program has nothing to draw.
     const std::string does = !program.hasProgram() ? (runs ? "shows and runs " : "shows ")
                              : runs                ? "shows, draws and runs "
@@ -88,7 +88,7 @@ Expected<RunResult> ExportedModel::run(const RunRequest& request) {
 }
 
 Status ExportedModel::saveSampleInputs(const std::string& path) {
-    if (!program_.compiled() || !program_.hasProgram() || !program_.program().sampleInputs) {
+    if (!program_.hasProgram() || !program_.program().sampleInputs) {
         return Model::saveSampleInputs(path);
     }
     if (auto error = openExported(program_, compiled_)) {

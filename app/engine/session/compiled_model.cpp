@@ -1,4 +1,5 @@
 // AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (session.h).
+#include "exported_interpreter.h"
 #include "session.h"
 #include "session_internal.h"
 #include "torch_values.h"
@@ -41,6 +42,9 @@ struct CompiledModel::Impl {
     std::string samplesPath, samplesRecord;          // where the example inputs are
     std::optional<std::vector<c10::IValue>> samples; // its arguments, then its kwargs' values
     size_t sampleArguments = 0;                      // how many of them are positional
+    // A plain exported program, run by the interpreter (prepared for one device at a time).
+    const ExportedProgram* program = nullptr;
+    std::unique_ptr<detail::ExportedInterpreter> interpreter;
 };
 
 namespace {
@@ -78,7 +82,6 @@ Status flattenTensors(const c10::IValue& value, const std::string& what,
 
 } // namespace
 
-#ifdef SCRIPTSCOPE_HAS_AOTI
 namespace {
 
 std::string shapeText(const at::Tensor& t) {
@@ -94,7 +97,17 @@ std::string expectedText(const CompiledModel::ExpectedInput& input) {
     for (size_t i = 0; i < input.sizes.size(); ++i) {
         sizes += (i ? ", " : "") + input.sizes[i];
     }
-    return input.dtype + "[" + sizes + "]";
+    std::string ranges;
+    for (const auto& size : input.sizes) {
+        const auto range = input.ranges.find(size);
+        if (range != input.ranges.end() && ranges.find(size + " in") == std::string::npos) {
+            const bool open = range->second.second == std::numeric_limits<int64_t>::max();
+            ranges += (ranges.empty() ? " with " : ", ") + size + " in [" +
+                      std::to_string(range->second.first) + ", " +
+                      (open ? std::string("inf") : std::to_string(range->second.second)) + "]";
+        }
+    }
+    return input.dtype + "[" + sizes + "]" + ranges;
 }
 
 // The inputs against what the compiled code was made for: count, dtype, rank, every static size,
@@ -102,9 +115,8 @@ std::string expectedText(const CompiledModel::ExpectedInput& input) {
 Status checkInputs(const std::vector<at::Tensor>& inputs,
                    const std::vector<CompiledModel::ExpectedInput>& expected) {
     if (inputs.size() != expected.size()) {
-        return Error{ErrorKind::Input, "the compiled model takes " +
-                                           std::to_string(expected.size()) + " tensors, not " +
-                                           std::to_string(inputs.size())};
+        return Error{ErrorKind::Input, "the model takes " + std::to_string(expected.size()) +
+                                           " tensors, not " + std::to_string(inputs.size())};
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const auto& want = expected[i];
@@ -113,7 +125,7 @@ Status checkInputs(const std::vector<at::Tensor>& inputs,
             continue;
         }
         const std::string where = "input " + std::to_string(i) + " (" + want.name + ") is " +
-                                  shapeText(t) + ": the compiled model takes " + expectedText(want);
+                                  shapeText(t) + ": the model takes " + expectedText(want);
         bool fits = detail::dtypeName(t.scalar_type()) == want.dtype &&
                     t.dim() == static_cast<int64_t>(want.sizes.size());
         std::map<std::string, int64_t> bound;
@@ -136,7 +148,6 @@ Status checkInputs(const std::vector<at::Tensor>& inputs,
 }
 
 } // namespace
-#endif
 
 void CompiledModel::expectInputs(std::vector<ExpectedInput> inputs) {
     impl_->expected = std::move(inputs);
@@ -242,10 +253,21 @@ bool CompiledModel::supported() {
 
 bool CompiledModel::opened() const {
 #ifdef SCRIPTSCOPE_HAS_AOTI
-    return impl_->loader != nullptr;
-#else
-    return false;
+    if (impl_->loader) {
+        return true;
+    }
 #endif
+    return impl_->program != nullptr;
+}
+
+bool CompiledModel::interprets() const {
+    return impl_->program != nullptr;
+}
+
+void CompiledModel::interpret(const ExportedProgram& program) {
+    impl_->program = &program;
+    impl_->interpreter.reset();
+    impl_->path = program.info().path;
 }
 
 double CompiledModel::loadMilliseconds() const {
@@ -279,8 +301,7 @@ Status CompiledModel::open(const std::string& path, const std::string& name,
 }
 
 Expected<RunResult> CompiledModel::run(const RunRequest& request) {
-#ifdef SCRIPTSCOPE_HAS_AOTI
-    if (!impl_->loader) {
+    if (!opened()) {
         return Error{ErrorKind::Internal, "no compiled model is loaded"};
     }
     if (request.iterations < 1 || request.warmup < 0) {
@@ -294,10 +315,21 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
     if (!device) {
         return device.error();
     }
-    if (c10::DeviceTypeName(device->type(), /*lower_case=*/true) != impl_->deviceType) {
+    if (!impl_->program &&
+        c10::DeviceTypeName(device->type(), /*lower_case=*/true) != impl_->deviceType) {
         return Error{ErrorKind::Device, "'" + impl_->path + "' was compiled by AOTInductor for " +
                                             impl_->deviceType + " and runs only there, not on " +
                                             device->str() + ": compile it again for that device"};
+    }
+    // The whole graph checked (and the weights read) before anything else of the run.
+    if (impl_->program && (!impl_->interpreter || impl_->interpreter->device() != *device)) {
+        const auto start = std::chrono::steady_clock::now();
+        auto prepared = detail::ExportedInterpreter::prepare(*impl_->program, *device);
+        if (!prepared) {
+            return prepared.error();
+        }
+        impl_->interpreter = std::move(prepared).value();
+        impl_->loadMs = detail::elapsedMs(start);
     }
     RunResult result;
     result.model = impl_->path;
@@ -309,8 +341,8 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
     std::vector<at::Tensor> inputs;
     const auto take = [&inputs](const c10::IValue& value, const std::string& what) -> Status {
         if (!value.isTensor()) {
-            return Error{ErrorKind::Input,
-                         what + " is " + value.tagKind() + ": a compiled model takes tensors only"};
+            return Error{ErrorKind::Input, what + " is " + value.tagKind() +
+                                               ": an exported model takes tensors only"};
         }
         inputs.push_back(value.toTensor());
         return std::nullopt;
@@ -337,8 +369,9 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
                                           : value->isList() ? value->toListRef().vec()
                                                             : std::vector<c10::IValue>{*value};
         for (size_t i = 0; i < values.size(); ++i) {
-            if (auto error =
-                    take(values[i], "input " + std::to_string(i) + " of " + request.inputsFile)) {
+            if (auto error = flattenTensors(
+                    values[i], "input " + std::to_string(i) + " of " + request.inputsFile,
+                    inputs)) {
                 return *error;
             }
         }
@@ -376,31 +409,49 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
             return *error;
         }
     }
+    const std::string what = impl_->program ? "the exported program" : "the compiled model";
     try {
         for (auto& input : inputs) {
             input = input.to(*device).contiguous();
         }
         c10::InferenceMode inferenceMode;
-        std::vector<at::Tensor> outputs;
+        const std::vector<c10::IValue> arguments(inputs.begin(), inputs.end());
+        const auto call = [&]() -> c10::IValue {
+            std::vector<c10::IValue> outputs;
+            if (impl_->interpreter) {
+                outputs = impl_->interpreter->run(arguments);
+            } else {
+#ifdef SCRIPTSCOPE_HAS_AOTI
+                const std::vector<at::Tensor> tensors = impl_->loader->run(inputs);
+                outputs.assign(tensors.begin(), tensors.end());
+#endif
+            }
+            return outputs.size() == 1 ? outputs.front()
+                                       : c10::ivalue::Tuple::create(std::move(outputs));
+        };
+        c10::IValue output;
         for (int i = 0; i < request.warmup; ++i) {
-            outputs = impl_->loader->run(inputs);
+            output = call();
         }
         detail::synchronize(*device);
         result.synchronized = device->is_cuda();
         result.samplesMs.reserve(static_cast<size_t>(request.iterations));
         for (int i = 0; i < request.iterations; ++i) {
             const auto start = std::chrono::steady_clock::now();
-            outputs = impl_->loader->run(inputs);
+            output = call();
             detail::synchronize(*device);
             result.samplesMs.push_back(detail::elapsedMs(start));
         }
         result.stats = computeStats(result.samplesMs);
-        c10::IValue output;
-        if (outputs.size() == 1) {
-            output = outputs.front();
-        } else {
-            output = c10::ivalue::Tuple::create(
-                std::vector<c10::IValue>(outputs.begin(), outputs.end()));
+        if (request.profile && impl_->interpreter) {
+            // One more call with every operator timed, by operator and by the module of its node.
+            result.profile = detail::profileOperators(
+                [&]() {
+                    output = call();
+                    detail::synchronize(*device);
+                },
+                device->is_cuda() ? std::max<int>(0, device->index()) : -1);
+            result.profiled = true;
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
@@ -410,29 +461,17 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
         }
     } catch (const std::exception& error) {
         Error e = detail::errorFromException(error, ErrorKind::Model);
-        e.message = "the compiled model failed: " + e.message;
+        e.message = what + " failed: " + e.message;
         return e;
     }
     return result;
-#else
-    (void)request;
-    return Error{ErrorKind::Version, "this LibTorch cannot run AOTInductor packages"};
-#endif
 }
 
 Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
                                 const RunRequest& request) {
-    const std::string& path = program.info().path;
-    const Pt2CompiledModel* model = program.compiled();
-    if (!model) {
-        // LibTorch 2.14's wheel has no C++ runtime for plain exported programs (torch/nativert is
-        // neither in its libraries nor in its headers): AOTInductor's package loader is the one.
+    if (!program.compiled() && !program.hasProgram()) {
         return Error{ErrorKind::Format,
-                     "'" + path +
-                         "' is an exported program without a compiled model: LibTorch runs a .pt2 "
-                         "only once AOTInductor has compiled it. In Python: "
-                         "torch._inductor.aoti_compile_and_package(torch.export.load('" +
-                         path + "'), package_path='model_compiled.pt2'), then open that file."};
+                     "'" + program.info().path + "' holds neither a program nor a compiled model"};
     }
     if (auto error = openExported(program, compiled)) {
         return *error;
@@ -443,7 +482,7 @@ Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& c
 Status openExported(const ExportedProgram& program, CompiledModel& compiled) {
     const std::string& path = program.info().path;
     const Pt2CompiledModel* model = program.compiled();
-    if (model && !compiled.opened()) {
+    if (!compiled.opened()) {
         // The inputs the program was exported for; a compiled model alone names only its inputs.
         std::vector<CompiledModel::ExpectedInput> expected;
         if (program.hasProgram()) {
@@ -478,10 +517,12 @@ Status openExported(const ExportedProgram& program, CompiledModel& compiled) {
         }
         compiled.expectInputs(std::move(expected));
         if (program.hasProgram() && program.program().sampleInputs) {
-            const std::string& root = program.archive().root;
-            compiled.sampleInputsFrom(path, (root.empty() ? "" : root + "/") +
-                                                "data/sample_inputs/" + program.program().name +
-                                                ".pt");
+            compiled.sampleInputsFrom(path, program.program().sampleInputsRecord);
+        }
+        if (!model) {
+            // No compiled model: the interpreter runs the program's graph.
+            compiled.interpret(program);
+            return std::nullopt;
         }
         const auto device = model->metadata.find("AOTI_DEVICE_KEY");
         if (auto error = compiled.open(path, model->name,

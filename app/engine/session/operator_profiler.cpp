@@ -36,6 +36,7 @@ struct OperatorProfiler {
 };
 
 thread_local OperatorProfiler* activeProfiler = nullptr;
+thread_local const std::string* profileScope = nullptr;
 
 // The interpreter's module hierarchy, one entry per frame ("TOP(Net)::forward",
 // "features(Sequential)::forward", "0(Conv2d)::forward", "SELF(Conv2d)::_conv_forward",
@@ -59,7 +60,8 @@ std::unique_ptr<at::ObserverContext> profileStart(const at::RecordFunction& fn) 
         OperatorProfiler::Open call;
         call.name = fn.name();
         if (profiler->open.empty()) {
-            call.scope = modulePathOf(torch::jit::currentModuleHierarchy());
+            call.scope =
+                profileScope ? *profileScope : modulePathOf(torch::jit::currentModuleHierarchy());
             if (profiler->cudaDevice >= 0) {
                 torch::cuda::synchronize(profiler->cudaDevice);
             }
@@ -129,6 +131,10 @@ RunProfile summarize(const OperatorProfiler& profiler, double wallMs) {
 }
 
 } // namespace
+
+void setProfileScope(const std::string* modulePath) {
+    profileScope = modulePath;
+}
 
 RunProfile profileOperators(const std::function<void()>& call, int cudaDevice) {
     OperatorProfiler profiler;

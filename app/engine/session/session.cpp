@@ -56,10 +56,7 @@ ProbeResult probeArchive(const std::string& path) {
     return probeArchive(path, environment);
 }
 
-namespace {
-
-using detail::elapsedMs;
-using detail::errorFromException;
+namespace detail {
 
 // The library on this machine that defines operators people commonly need: torchvision's _C
 // (_C_stable from 0.29) for torchvision::*, from the torchvision that matches this LibTorch
@@ -78,6 +75,14 @@ std::string knownOperatorLibrary(const std::string& operatorName) {
     ::globfree(&found);
     return library;
 }
+
+} // namespace detail
+
+namespace {
+
+using detail::elapsedMs;
+using detail::errorFromException;
+using detail::knownOperatorLibrary;
 
 TensorInfo tensorInfo(const std::string& name, const torch::Tensor& tensor) {
     TensorInfo info;

@@ -100,10 +100,11 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// A model AOTInductor compiled into a .pt2 (torch._inductor.aoti_compile_and_package), run
-// through LibTorch's AOTIModelPackageLoader with the same inputs, timing and results as a
-// TorchScript method. Loading it runs the compiled code it holds: only the worker and the CLI's
-// engine process do. LibTorch 2.6 and later; in other builds open() says why not.
+// What runs a .pt2, with the same inputs, timing and results as a TorchScript method: the model
+// AOTInductor compiled into it (torch._inductor.aoti_compile_and_package), through LibTorch's
+// AOTIModelPackageLoader (LibTorch 2.6 and later; in other builds open() says why not), or, for a
+// plain exported program, ScriptScope's interpreter of its graph (both builds). Loading a compiled
+// model runs the code it holds: only the worker and the CLI's engine process do.
 class CompiledModel {
 public:
     CompiledModel();
@@ -116,6 +117,10 @@ public:
     // AOTI_DEVICE_KEY.
     Status open(const std::string& path, const std::string& name, const std::string& device);
     bool opened() const;
+    // No compiled model: the program's graph is interpreted (exported_interpreter.h) on whatever
+    // device a run asks for.
+    void interpret(const ExportedProgram& program);
+    bool interprets() const;
     double loadMilliseconds() const;
     // What the compiled code assumes of its inputs: it does not check them itself, and a tensor of
     // another shape would be read out of bounds. Checked before every run.
@@ -144,12 +149,11 @@ private:
 };
 
 // A run of a .pt2: its compiled model (opened into `compiled` on first use, on the device it was
-// compiled for); an exported program without one cannot run in C++, and the error says how to
-// compile it.
+// compiled for), else its program's graph, interpreted on the run's device.
 Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
                                 const RunRequest& request);
-// Opens the .pt2's compiled model into `compiled` (once), with what it expects of its inputs and
-// where its sample inputs are. Nothing when it holds no compiled model.
+// Opens the .pt2's compiled model (or its program, to interpret) into `compiled` (once), with what
+// it expects of its inputs and where its sample inputs are.
 Status openExported(const ExportedProgram& program, CompiledModel& compiled);
 
 // Warps an image file with my_ops::warp_perspective and writes the result.

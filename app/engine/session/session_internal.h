@@ -55,6 +55,10 @@ struct PreparedRun {
 Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& modelDevice,
                                  const torch::jit::Method& method, const RunRequest& request);
 
+// The library on this machine known to define an operator (torchvision's _C for torchvision::*),
+// or empty.
+std::string knownOperatorLibrary(const std::string& operatorName);
+
 // Waits for the device's queued work (CUDA); nothing on the CPU.
 void synchronize(const torch::Device& device);
 
@@ -64,6 +68,9 @@ double elapsedMs(std::chrono::steady_clock::time_point since);
 // module that made it; on CUDA (cudaDevice >= 0) the device is synchronized around each
 // top-level call, so that its time is its kernels'.
 RunProfile profileOperators(const std::function<void()>& call, int cudaDevice);
+// The module the calls made now belong to, for code that is not TorchScript's (the exported
+// program's interpreter sets each node's module path); nullptr: TorchScript's module hierarchy.
+void setProfileScope(const std::string* modulePath);
 
 // packed_weights.cpp: the tensors inside a quantized module's packed parameters
 // (LinearPackedParams, Conv2dPackedParams...), each with the attribute that holds it.

@@ -1,0 +1,55 @@
+// Internal to the session files: a torch.export program run in C++ by interpreting its graph. No
+// LibTorch library runs an ExportedProgram (the wheel's torch/nativert header has no symbols
+// behind it), but its graph is a list of calls to registered operators, and the dispatcher calls
+// any of them by schema.
+//
+// prepare() checks the whole graph before anything runs, and refuses, each with its reason: what
+// checkExportedGraph (exported/graph_check.h, torch-free and fuzzed) refuses; a target no loaded
+// library registers (naming it, and the library on this machine that has it); arguments that do
+// not fit the operator's schema, or returns that do not match it; what the interpreter does not
+// run (custom objects, higher-order operators other than cond). Then it reads
+// the weights and constants onto the device. run() calls the nodes in order: call_function
+// through the dispatcher, the SymInt arithmetic (operator.add, sym_max, ...) on integers,
+// operator.getitem, and torch.cond on the branch its predicate picks; it writes buffer and user
+// input mutations back as PyTorch does, and returns the user outputs.
+//
+// Device arguments in the graph (a tensor made with device='cpu') are moved to the run's device,
+// as torch.export's move_to_device_pass does.
+#pragma once
+
+#include <error.h>
+#include <exported_program.h>
+
+#include <torch/script.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace scriptscope::detail {
+
+class ExportedInterpreter {
+public:
+    ~ExportedInterpreter();
+    ExportedInterpreter(const ExportedInterpreter&) = delete;
+    ExportedInterpreter& operator=(const ExportedInterpreter&) = delete;
+
+    // The program's graph checked and its weights read onto `device`.
+    static Expected<std::unique_ptr<ExportedInterpreter>> prepare(const ExportedProgram& program,
+                                                                  const torch::Device& device);
+
+    const torch::Device& device() const;
+    // How many user inputs a call takes (the signature's USER_INPUTs, pytree-flattened).
+    size_t userInputs() const;
+    // One call: the user outputs in the signature's order. Throws what an operator throws, with
+    // the node's name and target in front of its message.
+    std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs);
+
+    struct Program;
+
+private:
+    ExportedInterpreter();
+    std::unique_ptr<Program> program_;
+};
+
+} // namespace scriptscope::detail

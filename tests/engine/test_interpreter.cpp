@@ -1,0 +1,374 @@
+// Plain exported programs (.pt2) run by ScriptScope's interpreter of their graphs, through the
+// registry as every view gets them: what they compute against what PyTorch computed (the
+// TorchScript twin saved beside the committed CNN; ep.module() for the programs
+// make_exported.py writes with PyTorch 2.x), the checks before a run, and hostile graphs refused
+// with their reasons.
+#include "test_support.h"
+
+#include "../archive/zip_fixtures.h"
+
+#include <graph_check.h>
+#include <input_spec.h>
+#include <model.h>
+#include <pt2_reader.h>
+#include <torch_values.h>
+
+#include <nlohmann/json.hpp>
+
+#include <QFileInfo>
+#include <QTemporaryDir>
+
+#include <torch/torch.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace scriptscope;
+using namespace scriptscope::test;
+
+namespace {
+
+std::string savedBy(const std::string& name) {
+    return std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/" + name;
+}
+
+std::string built(const std::string& name) {
+    return std::string(SCRIPTSCOPE_EXPORTED_DIR) + "/" + name;
+}
+
+std::unique_ptr<Model> open(const std::string& path) {
+    auto model = openModel(path);
+    if (!model) {
+        qFatal("%s: %s", path.c_str(), model.error().message.c_str());
+    }
+    return std::move(model).value();
+}
+
+void flatten(const c10::IValue& value, std::vector<at::Tensor>& out) {
+    if (value.isTensor()) {
+        out.push_back(value.toTensor());
+    } else if (value.isTuple() || value.isList()) {
+        for (const auto& element :
+             value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec()) {
+            flatten(element, out);
+        }
+    } else if (value.isGenericDict()) {
+        for (const auto& entry : value.toGenericDict()) {
+            flatten(entry.value(), out);
+        }
+    }
+}
+
+// The tensors of two torch.save files, one by one, within 1e-4 relative; why says where not.
+bool sameOutputs(const std::string& got, const std::string& want, std::string& why) {
+    auto a = scriptscope::detail::loadValueFile(got);
+    auto b = scriptscope::detail::loadValueFile(want);
+    if (!a || !b) {
+        why = "cannot read " + (a ? want : got);
+        return false;
+    }
+    std::vector<at::Tensor> x, y;
+    flatten(*a, x);
+    flatten(*b, y);
+    if (x.size() != y.size()) {
+        why = std::to_string(x.size()) + " tensors, PyTorch gave " + std::to_string(y.size());
+        return false;
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+        if (x[i].sizes() != y[i].sizes() || x[i].scalar_type() != y[i].scalar_type()) {
+            why = "output " + std::to_string(i) + " differs in shape or dtype";
+            return false;
+        }
+        if (!at::allclose(x[i].to(at::kDouble), y[i].to(at::kDouble), 1e-4, 1e-5)) {
+            const double worst =
+                (x[i].to(at::kDouble) - y[i].to(at::kDouble)).abs().max().item<double>();
+            why = "output " + std::to_string(i) + " differs by up to " + std::to_string(worst);
+            return false;
+        }
+    }
+    return true;
+}
+
+// A run of the model on the inputs file, once, its outputs written to `saved`.
+Expected<RunResult> runOnce(Model& model, const std::string& inputs, const std::string& saved) {
+    RunRequest request;
+    request.inputsFile = inputs;
+    request.saveOutputsPath = saved;
+    request.warmup = 0;
+    request.iterations = 1;
+    return model.run(request);
+}
+
+// my_cell.pt2 with its model's JSON changed by `edit`, written to `path`.
+std::string editedCell(const std::string& path,
+                       const std::function<void(nlohmann::ordered_json&)>& edit,
+                       const std::string& from = "my_cell.pt2") {
+    auto records = recordsOf(savedBy("exported/" + from));
+    std::string& program = recordNamed(records, "models/model.json");
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(program);
+    edit(json);
+    program = json.dump();
+    std::ofstream(path, std::ios::binary) << storedZip(records);
+    return path;
+}
+
+nlohmann::ordered_json& nodes(nlohmann::ordered_json& program) {
+    return program["graph_module"]["graph"]["nodes"];
+}
+
+} // namespace
+
+class TestInterpreter : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+    std::string temp(const char* name) {
+        return dir_.filePath(QString::fromLatin1(name)).toStdString();
+    }
+
+    // Opened, then refused when it runs, with words the message must have.
+    void refused(const std::string& path, ErrorKind kind, const std::string& words) {
+        auto model = openModel(path);
+        QVERIFY2(model, model ? "" : model.error().message.c_str());
+        RunRequest request;
+        const auto result = (*model)->run(request);
+        QVERIFY(!result);
+        QVERIFY2(
+            result.error().kind == kind && result.error().message.find(words) != std::string::npos,
+            (path + ": " + toString(result.error().kind) + ": " + result.error().message).c_str());
+    }
+
+private Q_SLOTS:
+    // The CNN exported and traced from one module by PyTorch 2.14: the program's run equals what
+    // the TorchScript twin computed, in either archive layout, in both builds.
+    void runsLikeItsTorchScriptTwin_data() {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("pt2") << QStringLiteral("exported_cnn.torch2.14.pt2");
+        QTest::newRow("early layout") << QStringLiteral("exported_cnn_early.torch2.14.pt2");
+    }
+
+    void runsLikeItsTorchScriptTwin() {
+        QFETCH(QString, file);
+        auto model = open(savedBy(file.toStdString()));
+        QVERIFY(model->info().lacks(Capability::Run).empty());
+        QVERIFY(model->info().lacks(Capability::Profile).empty());
+        const auto result =
+            runOnce(*model, savedBy("traced_cnn.torch2.14.inputs.pt"), temp("cnn.pt"));
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        std::string why;
+        QVERIFY2(sameOutputs(temp("cnn.pt"), savedBy("traced_cnn.torch2.14.outputs.pt"), why),
+                 why.c_str());
+    }
+
+    // Timed runs, the archive's sample inputs when none are given, and the per-operator profile
+    // by the modules of the program's nodes.
+    void timesAndProfiles() {
+        auto model = open(savedBy("exported_cnn.torch2.14.pt2"));
+        RunRequest request;
+        request.iterations = 5;
+        request.profile = true;
+        const auto result = model->run(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QCOMPARE(result->samplesMs.size(), size_t(5));
+        QCOMPARE(result->inputDescriptions,
+                 std::vector<std::string>{"the archive's sample inputs"});
+        QVERIFY(result->profiled);
+        bool conv = false, convModule = false;
+        for (const auto& op : result->profile.operators) {
+            conv = conv || op.name.find("conv") != std::string::npos;
+        }
+        for (const auto& module : result->profile.modules) {
+            convModule = convModule || module.path == "conv";
+        }
+        QVERIFY(conv);
+        QVERIFY(convModule);
+    }
+
+    // A dynamic batch dimension: any size in its range runs, one outside it is refused first.
+    void dynamicShapesInTheirRange() {
+        auto model = open(savedBy("exported_dynamic.torch2.14.pt2"));
+        RunRequest request;
+        request.iterations = 1;
+        request.inputs = {parseInputSpec("random:5x3x8x8").value()};
+        const auto five = model->run(request);
+        QVERIFY2(five, five ? "" : five.error().message.c_str());
+        QCOMPARE(five->output.shape, (std::vector<int64_t>{5, 2}));
+        request.inputs = {parseInputSpec("random:1x3x8x8").value()};
+        const auto one = model->run(request);
+        QVERIFY(!one);
+        QVERIFY2(one.error().kind == ErrorKind::Input &&
+                     one.error().message.find("in [2, 64]") != std::string::npos,
+                 one.error().message.c_str());
+    }
+
+    // torch.cond's branch by its predicate; a buffer mutated in place is written back, as
+    // ep.module() writes it, so the second run sees the first one's update.
+    void controlFlowAndMutations() {
+        auto gate = open(savedBy("exported/my_decision_gate.pt2"));
+        RunRequest request;
+        request.iterations = 1;
+        request.inputs = {parseInputSpec("ones:3x4").value(), parseInputSpec("zeros:3x4").value()};
+        const auto positive = gate->run(request);
+        QVERIFY2(positive, positive ? "" : positive.error().message.c_str());
+        QCOMPARE(positive->output.children.size(), size_t(2));
+        // Buffers mutated in place are written back (what each call returns: accumulator).
+        auto counter = open(savedBy("exported/counter.pt2"));
+        request.inputs = {parseInputSpec("ones:3x4").value()};
+        const auto counted = counter->run(request);
+        QVERIFY2(counted, counted ? "" : counted.error().message.c_str());
+    }
+
+    // Every program make_exported.py wrote (PyTorch 2.x builds): the run equals ep.module().
+    void runsLikeEpModule_data() {
+        QTest::addColumn<QString>("name");
+        if (std::string(SCRIPTSCOPE_EXPORTED_DIR).empty()) {
+            return;
+        }
+        const auto reference =
+            nlohmann::ordered_json::parse(readText(built("exported.reference.json")));
+        for (auto it = reference["runs"].begin(); it != reference["runs"].end(); ++it) {
+            QTest::newRow(it.key().c_str()) << QString::fromStdString(it.key());
+        }
+    }
+
+    void runsLikeEpModule() {
+        if (std::string(SCRIPTSCOPE_EXPORTED_DIR).empty()) {
+            QSKIP("the 2.x programs are made where SCRIPTSCOPE_PYTHON has torch.export");
+        }
+        QFETCH(QString, name);
+        const std::string base = name.toStdString();
+        auto model = open(built(base + ".pt2"));
+        const std::string saved = temp((base + ".out.pt").c_str());
+        const auto result = runOnce(*model, built(base + ".inputs.pt"), saved);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        std::string why;
+        QVERIFY2(sameOutputs(saved, built(base + ".outputs.pt"), why), why.c_str());
+    }
+
+    // A buffer mutated in place is written back, as ep.module() writes it: the second call sees
+    // the first one's update.
+    void mutatedBuffersPersist() {
+        if (std::string(SCRIPTSCOPE_EXPORTED_DIR).empty()) {
+            QSKIP("the 2.x programs are made where SCRIPTSCOPE_PYTHON has torch.export");
+        }
+        auto model = open(built("accumulator.pt2"));
+        RunRequest request;
+        request.iterations = 1;
+        request.warmup = 0;
+        request.inputs = {parseInputSpec("ones:4x3").value()};
+        request.valuesLimit = 10;
+        const auto first = model->run(request);
+        QVERIFY2(first, first ? "" : first.error().message.c_str());
+        QCOMPARE(first->output.values, (std::vector<float>{8, 8, 8}));
+        const auto second = model->run(request);
+        QVERIFY(second);
+        QCOMPARE(second->output.values, (std::vector<float>{16, 16, 16}));
+    }
+
+    // Refused before anything runs, each with its reason.
+    void hostileGraphsAreRefused() {
+        refused(editedCell(temp("undefined.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               nodes(p)[0]["inputs"][0]["arg"]["as_tensor"]["name"] = "nowhere";
+                           }),
+                ErrorKind::Format, "reads 'nowhere', which no input or earlier node defines");
+        // A cycle: the first node reads what the last one makes.
+        refused(editedCell(temp("cycle.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               auto& n = nodes(p);
+                               const std::string last = n.back()["outputs"][0]["as_tensor"]["name"];
+                               n[0]["inputs"][0]["arg"]["as_tensor"]["name"] = last;
+                           }),
+                ErrorKind::Format, "before it is made");
+        refused(editedCell(temp("twice.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               auto& n = nodes(p);
+                               n[1]["outputs"] = n[0]["outputs"];
+                           }),
+                ErrorKind::Format, "is defined twice");
+        refused(editedCell(temp("arity.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               nodes(p)[0]["inputs"].push_back(
+                                   {{"name", "bogus"}, {"arg", {{"as_int", 1}}}, {"kind", 2}});
+                           }),
+                ErrorKind::Format, "has no argument 'bogus'");
+        refused(editedCell(temp("type.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               nodes(p)[0]["inputs"][0]["arg"] = {{"as_string", "x"}};
+                           }),
+                ErrorKind::Format, "takes Tensor, but the graph gives a string");
+        refused(editedCell(temp("unknown.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               nodes(p)[0]["target"] = "torch.ops.nolib.frobnicate.default";
+                           }),
+                ErrorKind::MissingOperator, "nolib::frobnicate is not registered");
+        refused(editedCell(temp("newer.pt2"),
+                           [](nlohmann::ordered_json& p) {
+                               nodes(p)[0]["target"] = "torch.ops.aten.not_yet_invented.default";
+                           }),
+                ErrorKind::NeedsNewerLibTorch, "has no aten::not_yet_invented");
+        // Nesting bombs: cond inside cond, deeper than the reader follows, and deeper than its
+        // JSON reader takes.
+        const auto bomb = [](int levels) {
+            return [levels](nlohmann::ordered_json& p) {
+                for (auto& node : nodes(p)) {
+                    if (node["target"] != "torch.ops.higher_order.cond") {
+                        continue;
+                    }
+                    nlohmann::ordered_json nested = node;
+                    for (int i = 0; i < levels; ++i) {
+                        // Inside a branch, its predicate is the branch's input.
+                        nested["inputs"][0]["arg"]["as_tensor"]["name"] = "linear";
+                        nlohmann::ordered_json outer = node;
+                        outer["inputs"][1]["arg"]["as_graph"]["graph"]["nodes"] =
+                            nlohmann::ordered_json::array({nested});
+                        nested = outer;
+                    }
+                    node = nested;
+                    return;
+                }
+            };
+        };
+        refused(editedCell(temp("bomb.pt2"), bomb(20), "my_decision_gate.pt2"), ErrorKind::Format,
+                "nests deeper than the reader follows");
+        refused(editedCell(temp("deep.pt2"), bomb(60), "my_decision_gate.pt2"), ErrorKind::Format,
+                "nested more than 256 levels deep");
+    }
+
+    // The torch-free check alone, on graphs made here.
+    void graphCheckNamesTheValue() {
+        Pt2Model model;
+        model.name = "m";
+        Pt2Value x;
+        x.kind = Pt2Value::Kind::Tensor;
+        x.names = {"x"};
+        model.inputs = {{"USER_INPUT", "x", "", true}};
+        model.inputValues = {x};
+        Pt2Node node;
+        node.name = "relu";
+        node.target = "torch.ops.aten.relu.default";
+        Pt2Argument argument;
+        argument.name = "self";
+        argument.value = x;
+        argument.value.names = {"y"};
+        node.inputs = {argument};
+        Pt2Value out = x;
+        out.names = {"relu"};
+        node.returns = {out};
+        model.nodes = {node};
+        model.outputs = {{"USER_OUTPUT", "relu", "", true}};
+        model.outputValues = {out};
+        const auto error = checkExportedGraph(model);
+        QVERIFY(error);
+        QVERIFY2(error->message.find("reads 'y'") != std::string::npos, error->message.c_str());
+        model.nodes[0].inputs[0].value.names = {"x"};
+        QVERIFY(!checkExportedGraph(model));
+        model.outputs.clear();
+        QVERIFY(checkExportedGraph(model));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInterpreter)
+#include "test_interpreter.moc"
