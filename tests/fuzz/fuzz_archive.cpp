@@ -1,9 +1,10 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
-// files), the torch.export (.pt2) reader and its printouts, the ExecuTorch (.pte) reader and its
-// views, and the whole probe, on the fuzzer's bytes as a file.
+// files), the torch.export (.pt2) reader, its printouts and its graph check, the ExecuTorch
+// (.pte) reader and its views, and the whole probe, on the fuzzer's bytes as a file.
 #include <executorch_program.h>
 #include <exported_text.h>
+#include <graph_check.h>
 #include <pickle_scan.h>
 #include <pickle_value.h>
 #include <probe.h>
@@ -49,6 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const auto& model : archive.models) {
             (void)scriptscope::exportedProgramText(model);
             (void)scriptscope::exportedGraphText(model);
+            // The check the interpreter makes before it runs anything.
+            (void)scriptscope::checkExportedGraph(model);
         }
         // An ExecuTorch program as the views get it: its tree, texts and diagram.
         if (const auto program = scriptscope::ExecuTorchProgram::open(
