@@ -698,6 +698,7 @@ private Q_SLOTS:
                  std::vector<std::string>{"the archive's sample input 0"});
         QCOMPARE(panel_->lastResult()->output.children.size(), size_t(2));
         QVERIFY(panel_->lastResult()->profiled);
+        saveScreenshot(window_, QStringLiteral("pt2-run"));
         const QString package =
             QStringLiteral(SCRIPTSCOPE_EXPORTED_DIR) + QStringLiteral("/resnet18_aoti.pt2");
         if (std::atoi(SCRIPTSCOPE_TEST_LIBTORCH_VERSION) >= 2 && QFileInfo::exists(package)) {
