@@ -28,6 +28,7 @@ int commandRun(const Options& o);
 int commandActivations(const Options& o);
 int commandOptimize(const Options& o);
 int commandDiff(const Options& o);
+int commandCompare(const Options& o);
 int commandWarp(const Options& o);
 int commandDevices(const Options& o);
 

@@ -287,6 +287,9 @@ int execute(const Options& o) {
         if (o.command == "diff") {
             return commandDiff(o);
         }
+        if (o.command == "compare") {
+            return commandCompare(o);
+        }
         return commandDevices(o);
     } catch (const UsageError& error) {
         return usage(o.command, error.message);

@@ -158,6 +158,17 @@ run on the same inputs (the .pt2 through its AOTInductor-compiled model, PyTorch
 their outputs must agree within 1e-4; their timings are shown side by side. Code and graphs
 differ by nature and are not compared.)";
 
+const char* const kCompareFooter =
+    R"(Runs both models on the same inputs and compares them module output by module output, in the
+order the first one runs: a TorchScript archive against its torch.export twin (.pt2), two exports
+(float32 against a bfloat16 or quantized copy), or two versions of one archive. A module's output
+is what a forward hook on it sees; modules whose operators differ (a decomposed op, a fused one)
+are still compared at their boundary. For each matched value: max |difference|, the largest
+difference relative to the second's largest |value|, cosine similarity and SNR. The first
+divergence is the earliest value whose max |difference| passes --tolerance. With no inputs given,
+both take the sample inputs a .pt2 keeps. The exit status is 0 when nothing diverges, 1 when
+something does (or a model cannot be run), 2 for a usage error.)";
+
 const char* const kDevicesFooter =
     R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
 
@@ -211,9 +222,9 @@ std::string describeExtras(const CLI::App& app, const std::string& command) {
         return "unknown command '" + first + "'";
     }
     return command +
-           (command == "devices" ? " takes no file"
-            : command == "diff"  ? " takes two files"
-                                 : " takes one file") +
+           (command == "devices"                        ? " takes no file"
+            : command == "diff" || command == "compare" ? " takes two files"
+                                                        : " takes one file") +
            ", got '" + first + "' too";
 }
 
@@ -527,6 +538,20 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->capture_default_str();
     jsonFlag(diff);
 
+    CLI::App* compare = command("compare",
+                                "Two models run on the same inputs, to the first "
+                                "module output where they differ",
+                                kCompareFooter, "A", "The model compared");
+    compare->add_option("B", secondFile, "The model it is compared with")
+        ->type_name("")
+        ->required();
+    runOptions(compare);
+    compare->add_option("--tolerance", o.tolerance, "max |difference| that still counts as equal")
+        ->type_name("T")
+        ->check(aNumber([](double t) { return t >= 0; }, "expects a number of at least 0"))
+        ->capture_default_str();
+    jsonFlag(compare);
+
     CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,
                              "IMAGE", "The image to warp");
     warp->add_option("--matrix", o.matrixFile, "The 3x3 homography (JSON, .npy, .xml/.yml)")
@@ -591,7 +616,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         return usage(name, message);
     }
     o.command = selected();
-    if (o.command == "diff") {
+    if (o.command == "diff" || o.command == "compare") {
         o.positional = {file, secondFile};
     } else if (o.command != "devices") {
         o.positional = {file};

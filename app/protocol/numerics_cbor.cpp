@@ -26,7 +26,8 @@ void describe(Fields& f, ActivationRecord& x) {
     f.row("counts", x.numel, x.nanCount, x.infCount);
     f("histogram", x.histogram)("note", x.note);
     if (f.include(!x.comparedWith.empty())) {
-        f.row("compare", x.compared, x.maxAbsDiff, x.comparedWith, x.compareNote);
+        f.row("compare", x.compared, x.maxAbsDiff, x.comparedWith, x.compareNote, x.maxRelDiff,
+              x.cosine, x.snrDb);
     }
     if (f.include(!x.values.empty())) {
         f("values", x.values);
@@ -38,6 +39,7 @@ void describe(Fields& f, ActivationReport& r) {
     f.row("first", r.firstNonFinite, r.firstDifference);
     f("firstInputs", r.firstNonFiniteInputs)("comparison", r.comparison);
     f("tolerance", r.tolerance)("compared", r.comparedCount)("unmatched", r.unmatched);
+    f("references", r.referenceCount);
     f("notes", r.notes)("runMs", r.runMs)("pinnedBytes", r.pinnedBytes)("output", r.output);
 }
 

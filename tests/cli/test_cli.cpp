@@ -1383,6 +1383,38 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
     }
 
+    // compare: two models on the same inputs, to the first module output where they part ways
+    // (exit status 1), of any format: a TorchScript archive against its export and back.
+    void compareFindsTheFirstDivergence() {
+        const QString inputs = fx("diff_base.inputs.pt");
+        auto r = cli({QStringLiteral("compare"), fx("diff_base.pt"), fx("diff_retyped.pt"),
+                      QStringLiteral("--inputs"), inputs});
+        QVERIFY2(r.exitCode == 1, (r.out + r.err).c_str());
+        QVERIFY2(r.out.find("First divergence beyond 0.0001: act") != std::string::npos,
+                 r.out.c_str());
+        r = cli({QStringLiteral("compare"), fx("diff_base.pt"), fx("diff_same.pt"),
+                 QStringLiteral("--inputs"), inputs});
+        QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
+        QVERIFY(r.out.find("No divergence beyond") != std::string::npos);
+        const std::string saved = std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/";
+        const QString twin = QString::fromStdString(saved + "traced_cnn.torch2.14.pt");
+        const QString exported = QString::fromStdString(saved + "exported_cnn.torch2.14.pt2");
+        // No inputs: both take the samples the .pt2 keeps.
+        for (const auto& [a, b] : {std::pair{twin, exported}, std::pair{exported, twin}}) {
+            r = cli({QStringLiteral("compare"), a, b, QStringLiteral("--json")});
+            QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
+            const auto j = nlohmann::json::parse(r.out);
+            QCOMPARE(j["matched"].get<int>(), 3);
+            QCOMPARE(j["matched_share"].get<double>(), 100.0);
+            QVERIFY(j["first_divergence"].is_null());
+            QCOMPARE(j["values"].size(), size_t(3));
+            QCOMPARE(j["values"][0]["module_outputs"][0].get<std::string>(), std::string("conv"));
+            QVERIFY(j["values"][0]["cosine"].get<double>() > 0.999999);
+        }
+        r = cli({QStringLiteral("compare"), twin});
+        QCOMPARE(r.exitCode, 2);
+    }
+
     void renderDetection() {
         // SSDlite on its two images: the boxes interpreted with COCO names, drawn over the first.
         QTemporaryDir dir;

@@ -5,6 +5,7 @@
 // differs.
 #include "test_support.h"
 
+#include <model.h>
 #include <session.h>
 #include <task_result.h>
 #include <text_diff.h>
@@ -249,8 +250,11 @@ private Q_SLOTS:
                  std::string("aten::conv2d"));
         QVERIFY(changed.records.front().compared && changed.records.front().maxAbsDiff > 0);
         // Another archive on the same inputs, module output by module output: act is a Tanh
-        // there, not a ReLU, so act is the first module whose output differs.
-        auto base = loaded("diff_base.pt");
+        // there, not a ReLU, so act is the first module whose output differs. The model layer
+        // opens the reference (of any format) and runs it first.
+        auto opened = openModel(fixture("diff_base.pt"));
+        QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
+        auto& base = *opened;
         ActivationRequest against = requestFor("diff_base");
         against.referenceModel = fixture("diff_retyped.pt");
         const auto other = base->activations(against);

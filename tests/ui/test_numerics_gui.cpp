@@ -83,16 +83,30 @@ private Q_SLOTS:
     void cleanupTestCase() { delete window_; }
 
     // What the open model lacks is not offered, with why; the next model that has it offers it.
+    // A plain .pt2 records its values through the interpreter (on the samples it keeps); its
+    // passes are TorchScript's only, and an ExecuTorch program does not run here at all.
     void whatAModelLacksIsNotOffered() {
         QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
-                                    "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2")));
+                                    "/tests/fixtures/saved_by/pte/cnn_portable.pte")));
         showNumerics(0);
         for (QPushButton* button : {panel_->recordButton(), panel_->applyButton()}) {
             QVERIFY(!button->isEnabled());
-            QVERIFY2(button->toolTip().contains(QStringLiteral("TorchScript archives only")),
-                     qPrintable(button->toolTip()));
+            QVERIFY2(!button->toolTip().isEmpty(), qPrintable(button->objectName()));
         }
         QVERIFY(panel_->activationStatus()->text().contains(QStringLiteral("Not for this model")));
+        QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
+                                    "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2")));
+        QVERIFY(!panel_->activationStatus()->text().contains(QStringLiteral("Not for this model")));
+        QVERIFY(panel_->recordButton()->isEnabled());
+        QVERIFY(!panel_->applyButton()->isEnabled());
+        QVERIFY2(
+            panel_->applyButton()->toolTip().contains(QStringLiteral("TorchScript archives only")),
+            qPrintable(panel_->applyButton()->toolTip()));
+        QVERIFY(record());
+        const ActivationReport& report = panel_->activationModel()->report();
+        QCOMPARE(report.records.size(), size_t(6)); // the input and five nodes
+        QCOMPARE(report.records[1].module, std::string("conv"));
+        QCOMPARE(report.firstNonFinite, -1);
         QVERIFY(open(fx("nan_nested.pt")));
         QVERIFY(!panel_->activationStatus()->text().contains(QStringLiteral("Not for this model")));
         for (QPushButton* button : {panel_->recordButton(), panel_->applyButton()}) {

@@ -308,8 +308,10 @@ QVariant ActivationTableModel::data(const QModelIndex& index, int role) const {
         if (!r.comparedWith.empty()) {
             lines
                 << (r.compared
-                        ? tr("compared with %1: max |diff| %2")
-                              .arg(q(r.comparedWith), number(r.maxAbsDiff))
+                        ? tr("compared with %1: max |diff| %2, relative %3, cosine %4, "
+                             "SNR %5 dB")
+                              .arg(q(r.comparedWith), number(r.maxAbsDiff), number(r.maxRelDiff),
+                                   number(r.cosine), number(r.snrDb))
                         : tr("not compared with %1: %2").arg(q(r.comparedWith), q(r.compareNote)));
         }
         return lines.join(QLatin1Char('\n'));
@@ -526,9 +528,9 @@ QWidget* NumericsPanel::buildActivations() {
                                      .arg(target.toHtmlEscaped()));
             }
         } else if (kind == QLatin1String("model")) {
-            target = QFileDialog::getOpenFileName(this, tr("Another archive"), {},
-                                                  tr("TorchScript archives (*.pt *.pth *.zip);;"
-                                                     "All files (*)"));
+            target = QFileDialog::getOpenFileName(
+                this, tr("Another model"), {},
+                tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
         }
         setComparison(target.isEmpty() ? QString() : kind, target);
     });
@@ -741,9 +743,10 @@ void NumericsPanel::showSelected() {
                  .arg(shapeText(r.shape), q(r.dtype), q(r.device))
                  .arg(r.numel);
     if (!r.comparedWith.empty()) {
-        lines << (r.compared
-                      ? tr("max |diff| %1 against %2").arg(number(r.maxAbsDiff), q(r.comparedWith))
-                      : tr("not compared: %1").arg(q(r.compareNote)));
+        lines << (r.compared ? tr("max |diff| %1 against %2 (relative %3, cosine %4, SNR %5 dB)")
+                                   .arg(number(r.maxAbsDiff), q(r.comparedWith),
+                                        number(r.maxRelDiff), number(r.cosine), number(r.snrDb))
+                             : tr("not compared: %1").arg(q(r.compareNote)));
     }
     if (!r.values.empty()) {
         QStringList first;

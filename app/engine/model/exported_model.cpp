@@ -32,7 +32,13 @@ std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
     const std::string onlyTorchScript =
         " work on TorchScript archives only so far; ScriptScope " + does + what;
     lacking[Capability::Statistics] = "parameter statistics" + onlyTorchScript;
-    lacking[Capability::Activations] = "activations" + onlyTorchScript;
+    if (!runs) {
+        lacking[Capability::Activations] = "it does not run here, so it has no activations";
+    } else if (program.compiled()) {
+        // The interpreter shows every value; a package's compiled code runs as one call.
+        lacking[Capability::Activations] =
+            "AOTInductor's compiled code runs as one call: it has no values to inspect here";
+    }
     lacking[Capability::Optimize] = "passes" + onlyTorchScript;
     if (!program.hasProgram()) {
         lacking[Capability::Diff] = "an AOTInductor package saved without its exported program "
@@ -85,6 +91,28 @@ Expected<RunResult> ExportedModel::run(const RunRequest& request) {
         return lackingError(Capability::Run);
     }
     return runExported(program_, compiled_, request);
+}
+
+Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& request) {
+    if (!info_.lacks(Capability::Activations).empty()) {
+        return lackingError(Capability::Activations);
+    }
+    if (auto error = openExported(program_, compiled_)) {
+        return *error;
+    }
+    return withReference(*this, request,
+                         [this](const ActivationRequest& r) { return compiled_.activations(r); });
+}
+
+Expected<std::shared_ptr<const ModuleValues>>
+ExportedModel::moduleOutputs(const RunRequest& request) {
+    if (!info_.lacks(Capability::Activations).empty()) {
+        return lackingError(Capability::Activations);
+    }
+    if (auto error = openExported(program_, compiled_)) {
+        return *error;
+    }
+    return compiled_.moduleOutputs(request);
 }
 
 Status ExportedModel::saveSampleInputs(const std::string& path) {

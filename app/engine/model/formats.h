@@ -8,6 +8,7 @@
 #include <exported_program.h>
 #include <session.h>
 
+#include <functional>
 #include <memory>
 
 namespace scriptscope::formats {
@@ -30,6 +31,7 @@ public:
                                     bool inlined) const override;
     Expected<RunResult> run(const RunRequest& request) override;
     Expected<ActivationReport> activations(const ActivationRequest& request) override;
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request) override;
     Expected<OptimizeResult> optimize(const OptimizeRequest& request) override;
     Expected<std::vector<OutputValue>>
     tensorStatistics(const std::string& modulePath) const override;
@@ -56,6 +58,8 @@ public:
     Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
                                     bool inlined) const override;
     Expected<RunResult> run(const RunRequest& request) override;
+    Expected<ActivationReport> activations(const ActivationRequest& request) override;
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request) override;
     Status saveSampleInputs(const std::string& path) override;
 
     const ExportedProgram& program() const { return program_; }
@@ -89,5 +93,13 @@ private:
     ExecuTorchProgram program_;
     ModelInfo info_;
 };
+
+// A model's activations compared with another model (request.referenceModel, any format): the
+// reference opened through the registry and run on the same inputs first, its module outputs
+// handed to `activations` in request.referenceValues. With no inputs given, both take the sample
+// inputs one of the two keeps (a .pt2's). Without a reference model, `activations` alone.
+Expected<ActivationReport> withReference(
+    Model& model, ActivationRequest request,
+    const std::function<Expected<ActivationReport>(const ActivationRequest&)>& activations);
 
 } // namespace scriptscope::formats

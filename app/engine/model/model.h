@@ -43,6 +43,9 @@ public:
     virtual Expected<RunResult> run(const RunRequest& request);
     // Every value of one run, the first NaN or Inf, comparisons.
     virtual Expected<ActivationReport> activations(const ActivationRequest& request);
+    // The output of every module in one run (a forward hook's view), held for another model's
+    // activations to be compared with (ActivationRequest::referenceValues).
+    virtual Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request);
     // Passes applied to a copy, both timed and compared.
     virtual Expected<OptimizeResult> optimize(const OptimizeRequest& request);
     // Statistics of one module's own parameters and buffers.

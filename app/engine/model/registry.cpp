@@ -4,7 +4,11 @@
 #include "exported_details.h"
 #include "formats.h"
 
+#include <atomic>
+#include <filesystem>
 #include <iterator>
+
+#include <unistd.h>
 
 namespace scriptscope {
 
@@ -62,6 +66,10 @@ Expected<RunResult> Model::run(const RunRequest&) {
 }
 
 Expected<ActivationReport> Model::activations(const ActivationRequest&) {
+    return lackingError(Capability::Activations);
+}
+
+Expected<std::shared_ptr<const ModuleValues>> Model::moduleOutputs(const RunRequest&) {
     return lackingError(Capability::Activations);
 }
 
@@ -143,5 +151,61 @@ Expected<ArchiveDiff> diffModels(const Model& a, const Model& b) {
     }
     return diff;
 }
+
+namespace formats {
+
+Expected<ActivationReport> withReference(
+    Model& model, ActivationRequest request,
+    const std::function<Expected<ActivationReport>(const ActivationRequest&)>& activations) {
+    if (request.referenceModel.empty() || request.referenceValues) {
+        return activations(request);
+    }
+    const auto fromReference = [&request](Error error) {
+        error.message = request.referenceModel + ": " + error.message;
+        return error;
+    };
+    // Already loaded with the open model (the CLI's --op-library, the GUI's remembered ones); one
+    // refused then was said then, and is no reason to refuse the comparison: the reference names
+    // an operator it lacks.
+    for (const std::string& library : request.referenceOperatorLibraries) {
+        (void)loadOperatorLibrary(library);
+    }
+    OpenOptions options;
+    options.includeCode = false;
+    auto reference = openModel(request.referenceModel, options);
+    if (!reference) {
+        return fromReference(reference.error());
+    }
+    // Both run on the same inputs: with none given, the sample inputs one of them keeps.
+    struct Samples {
+        std::filesystem::path path;
+        ~Samples() {
+            std::error_code ignored;
+            if (!path.empty()) {
+                std::filesystem::remove(path, ignored);
+            }
+        }
+    } samples;
+    if (request.run.inputs.empty() && request.run.inputsFile.empty()) {
+        static std::atomic<int> count{0};
+        std::error_code ignored;
+        const auto path = std::filesystem::temp_directory_path(ignored) /
+                          ("scriptscope-compare-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(++count) + ".pt");
+        if (!model.saveSampleInputs(path.string()) ||
+            !(*reference)->saveSampleInputs(path.string())) {
+            samples.path = path;
+            request.run.inputsFile = path.string();
+        }
+    }
+    auto values = (*reference)->moduleOutputs(request.run);
+    if (!values) {
+        return fromReference(values.error());
+    }
+    request.referenceValues = std::move(values).value();
+    return activations(request);
+}
+
+} // namespace formats
 
 } // namespace scriptscope

@@ -60,7 +60,13 @@ Expected<RunResult> TorchScriptModel::run(const RunRequest& request) {
 }
 
 Expected<ActivationReport> TorchScriptModel::activations(const ActivationRequest& request) {
-    return session_.activations(request);
+    return withReference(*this, request,
+                         [this](const ActivationRequest& r) { return session_.activations(r); });
+}
+
+Expected<std::shared_ptr<const ModuleValues>>
+TorchScriptModel::moduleOutputs(const RunRequest& request) {
+    return session_.moduleOutputs(request);
 }
 
 Expected<OptimizeResult> TorchScriptModel::optimize(const OptimizeRequest& request) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,11 @@
 namespace scriptscope {
 
 // ---- Activations ----
+
+// The last value each module returned in one run of a model (what a forward hook keeps), held in
+// the engine for another model's run to be compared with, module output by module output. Opaque
+// here: its tensors are LibTorch's (session_internal.h defines it).
+struct ModuleValues;
 
 struct ActivationRequest {
     RunRequest run; // method, inputs (or inputsFile) and device; warm-up and iterations unused
@@ -35,6 +41,9 @@ struct ActivationRequest {
     // Compare with another archive run on the same inputs, module output by module output.
     std::string referenceModel;
     std::vector<std::string> referenceOperatorLibraries; // loaded before the reference model
+    // The reference model's module outputs once it ran (any format): what referenceModel gives,
+    // filled in by the model layer (resolveReference), never sent over the protocol.
+    std::shared_ptr<const ModuleValues> referenceValues;
     double tolerance = 1e-4; // max |difference| above which two values differ
     // A second run on the same device keeps every value (the first run's values held) in at most
     // this many bytes; beyond it, later values are not compared (a note says so).
@@ -68,6 +77,9 @@ struct ActivationRecord {
     // Comparison (ActivationRequest::compareDevice / referenceFile / referenceModel)
     bool compared = false;
     double maxAbsDiff = 0;
+    double maxRelDiff = 0;     // maxAbsDiff over the reference's largest |value| (finite values)
+    double cosine = 1;         // cosine similarity of the two, flattened
+    double snrDb = 0;          // 10 log10(|reference|^2 / |difference|^2); infinite when equal
     std::string comparedWith;  // "cuda:0", "features.3 in FILE", ...
     std::string compareNote;   // why it could not be compared (shape differs, ...)
     std::vector<float> values; // ActivationRequest::pinNodes only
@@ -86,8 +98,10 @@ struct ActivationReport {
     std::string comparison;   // what the run was compared with, in words; empty: nothing
     double tolerance = 0;
     int comparedCount = 0;
-    // Reference names that matched no module output (referenceFile / referenceModel).
+    // Reference names that matched no module output (referenceFile / referenceModel), of
+    // referenceCount in all.
     std::vector<std::string> unmatched;
+    int referenceCount = 0;
     std::vector<std::string> notes;
     double runMs = 0; // the instrumented run, statistics included
     uint64_t pinnedBytes = 0;

@@ -45,6 +45,17 @@ struct CompiledModel::Impl {
     // A plain exported program, run by the interpreter (prepared for one device at a time).
     const ExportedProgram* program = nullptr;
     std::unique_ptr<detail::ExportedInterpreter> interpreter;
+
+    Status loadSamples();
+    // The request's tensors (the samples, a file, specs), checked against what the model
+    // expects; how each was given goes to `descriptions`.
+    Expected<std::vector<at::Tensor>> gather(const RunRequest& request,
+                                             std::vector<std::string>& descriptions);
+    // The program's interpreter prepared for `device` (its graph checked, its weights there).
+    Status interpretOn(const torch::Device& device);
+    // For the interpreter's observed runs: the request's inputs on its device, the interpreter
+    // prepared there.
+    Expected<std::vector<c10::IValue>> interpretedInputs(const RunRequest& request);
 };
 
 namespace {
@@ -197,16 +208,16 @@ Expected<c10::IValue> readSampleRecord(const std::string& path, const std::strin
 
 } // namespace
 
-Status CompiledModel::loadSamples() {
-    if (impl_->samples) {
+Status CompiledModel::Impl::loadSamples() {
+    if (samples) {
         return std::nullopt;
     }
-    if (impl_->samplesRecord.empty()) {
-        return Error{ErrorKind::Input, "'" + impl_->path +
+    if (samplesRecord.empty()) {
+        return Error{ErrorKind::Input, "'" + path +
                                            "' keeps no sample inputs (data/sample_inputs): give "
                                            "the model's inputs"};
     }
-    auto value = readSampleRecord(impl_->samplesPath, impl_->samplesRecord);
+    auto value = readSampleRecord(samplesPath, samplesRecord);
     if (!value) {
         return value.error();
     }
@@ -215,21 +226,21 @@ Status CompiledModel::loadSamples() {
                       value->toTupleRef().elements()[0].isTuple() &&
                       value->toTupleRef().elements()[1].isGenericDict();
     if (!pair) {
-        return Error{ErrorKind::Format, "the sample inputs of '" + impl_->samplesPath +
+        return Error{ErrorKind::Format, "the sample inputs of '" + samplesPath +
                                             "' are not the (args, kwargs) torch.export saves"};
     }
-    std::vector<c10::IValue> samples =
+    std::vector<c10::IValue> values =
         value->toTupleRef().elements()[0].toTupleRef().elements().vec();
-    impl_->sampleArguments = samples.size();
+    sampleArguments = values.size();
     for (const auto& entry : value->toTupleRef().elements()[1].toGenericDict()) {
-        samples.push_back(entry.value());
+        values.push_back(entry.value());
     }
-    impl_->samples = std::move(samples);
+    samples = std::move(values);
     return std::nullopt;
 }
 
 Status CompiledModel::saveSampleInputs(const std::string& path) {
-    if (auto error = loadSamples()) {
+    if (auto error = impl_->loadSamples()) {
         return error;
     }
     if (impl_->samples->size() != impl_->sampleArguments) {
@@ -300,6 +311,148 @@ Status CompiledModel::open(const std::string& path, const std::string& name,
 #endif
 }
 
+Status CompiledModel::Impl::interpretOn(const torch::Device& device) {
+    if (interpreter && interpreter->device() == device) {
+        return std::nullopt;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto prepared = detail::ExportedInterpreter::prepare(*program, device);
+    if (!prepared) {
+        return prepared.error();
+    }
+    interpreter = std::move(prepared).value();
+    loadMs = detail::elapsedMs(start);
+    return std::nullopt;
+}
+
+Expected<std::vector<at::Tensor>>
+CompiledModel::Impl::gather(const RunRequest& request, std::vector<std::string>& descriptions) {
+    std::vector<at::Tensor> inputs;
+    const auto take = [&inputs](const c10::IValue& value, const std::string& what) -> Status {
+        if (!value.isTensor()) {
+            return Error{ErrorKind::Input, what + " is " + value.tagKind() +
+                                               ": an exported model takes tensors only"};
+        }
+        inputs.push_back(value.toTensor());
+        return std::nullopt;
+    };
+    if (request.inputs.empty() && request.inputsFile.empty()) {
+        // Nothing given: the inputs it was exported with, when the archive keeps them.
+        if (auto error = loadSamples()) {
+            return *error;
+        }
+        for (size_t i = 0; i < samples->size(); ++i) {
+            if (auto error =
+                    flattenTensors((*samples)[i], "sample input " + std::to_string(i), inputs)) {
+                return *error;
+            }
+        }
+        descriptions.push_back("the archive's sample inputs");
+    }
+    if (!request.inputsFile.empty()) {
+        auto value = detail::loadValueFile(request.inputsFile);
+        if (!value) {
+            return value.error();
+        }
+        std::vector<c10::IValue> values = value->isTuple()  ? value->toTupleRef().elements().vec()
+                                          : value->isList() ? value->toListRef().vec()
+                                                            : std::vector<c10::IValue>{*value};
+        for (size_t i = 0; i < values.size(); ++i) {
+            if (auto error = flattenTensors(
+                    values[i], "input " + std::to_string(i) + " of " + request.inputsFile,
+                    inputs)) {
+                return *error;
+            }
+        }
+        descriptions.push_back("from " + request.inputsFile);
+    }
+    for (size_t position = 0; position < request.inputs.size(); ++position) {
+        const InputSpec& spec = request.inputs[position];
+        if (spec.kind == InputSpec::Kind::Sample) {
+            if (auto error = loadSamples()) {
+                return *error;
+            }
+            const size_t index = spec.intValue < 0 ? position : static_cast<size_t>(spec.intValue);
+            if (index >= samples->size()) {
+                return Error{ErrorKind::Input,
+                             "the archive keeps " + std::to_string(samples->size()) +
+                                 " sample inputs, none for argument " + std::to_string(index)};
+            }
+            if (auto error = flattenTensors((*samples)[index], spec.describe(), inputs)) {
+                return *error;
+            }
+            descriptions.push_back(spec.describe());
+            continue;
+        }
+        auto value = detail::buildInput(spec, request.frame.data ? &request.frame : nullptr);
+        if (!value) {
+            return value.error();
+        }
+        if (auto error = take(*value, spec.describe())) {
+            return *error;
+        }
+        descriptions.push_back(spec.describe());
+    }
+    if (expected) {
+        if (auto error = checkInputs(inputs, *expected)) {
+            return *error;
+        }
+    }
+    return inputs;
+}
+
+Expected<std::vector<c10::IValue>>
+CompiledModel::Impl::interpretedInputs(const RunRequest& request) {
+    if (!program) {
+        return Error{ErrorKind::Format,
+                     "'" + path +
+                         "': AOTInductor's compiled code runs as one call: it has no "
+                         "values to inspect or compare (its exported program has)"};
+    }
+    if (request.method != "forward") {
+        return Error{ErrorKind::Input,
+                     "an exported program has one method, forward, not " + request.method};
+    }
+    auto device = detail::parseDevice(request.device);
+    if (!device) {
+        return device.error();
+    }
+    if (auto error = interpretOn(*device)) {
+        return *error;
+    }
+    std::vector<std::string> descriptions;
+    auto inputs = gather(request, descriptions);
+    if (!inputs) {
+        return inputs.error();
+    }
+    std::vector<c10::IValue> values;
+    try {
+        for (const at::Tensor& input : *inputs) {
+            values.emplace_back(input.to(*device).contiguous());
+        }
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Device);
+    }
+    return values;
+}
+
+Expected<ActivationReport> CompiledModel::activations(const ActivationRequest& request) {
+    auto inputs = impl_->interpretedInputs(request.run);
+    if (!inputs) {
+        return inputs.error();
+    }
+    return detail::interpretedActivations(*impl_->program, *impl_->interpreter, *inputs, request);
+}
+
+Expected<std::shared_ptr<const ModuleValues>>
+CompiledModel::moduleOutputs(const RunRequest& request) {
+    auto inputs = impl_->interpretedInputs(request);
+    if (!inputs) {
+        return inputs.error();
+    }
+    return detail::interpretedModuleOutputs(*impl_->program, *impl_->interpreter, *inputs);
+}
+
 Expected<RunResult> CompiledModel::run(const RunRequest& request) {
     if (!opened()) {
         return Error{ErrorKind::Internal, "no compiled model is loaded"};
@@ -322,14 +475,10 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
                                             device->str() + ": compile it again for that device"};
     }
     // The whole graph checked (and the weights read) before anything else of the run.
-    if (impl_->program && (!impl_->interpreter || impl_->interpreter->device() != *device)) {
-        const auto start = std::chrono::steady_clock::now();
-        auto prepared = detail::ExportedInterpreter::prepare(*impl_->program, *device);
-        if (!prepared) {
-            return prepared.error();
+    if (impl_->program) {
+        if (auto error = impl_->interpretOn(*device)) {
+            return *error;
         }
-        impl_->interpreter = std::move(prepared).value();
-        impl_->loadMs = detail::elapsedMs(start);
     }
     RunResult result;
     result.model = impl_->path;
@@ -338,77 +487,11 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
     result.deviceName =
         device->is_cuda() ? detail::cudaDeviceName(device->index(), nullptr) : "CPU";
     result.warmup = request.warmup;
-    std::vector<at::Tensor> inputs;
-    const auto take = [&inputs](const c10::IValue& value, const std::string& what) -> Status {
-        if (!value.isTensor()) {
-            return Error{ErrorKind::Input, what + " is " + value.tagKind() +
-                                               ": an exported model takes tensors only"};
-        }
-        inputs.push_back(value.toTensor());
-        return std::nullopt;
-    };
-    if (request.inputs.empty() && request.inputsFile.empty()) {
-        // Nothing given: the inputs it was exported with, when the archive keeps them.
-        if (auto error = loadSamples()) {
-            return *error;
-        }
-        for (size_t i = 0; i < impl_->samples->size(); ++i) {
-            if (auto error = flattenTensors((*impl_->samples)[i],
-                                            "sample input " + std::to_string(i), inputs)) {
-                return *error;
-            }
-        }
-        result.inputDescriptions.push_back("the archive's sample inputs");
+    auto gathered = impl_->gather(request, result.inputDescriptions);
+    if (!gathered) {
+        return gathered.error();
     }
-    if (!request.inputsFile.empty()) {
-        auto value = detail::loadValueFile(request.inputsFile);
-        if (!value) {
-            return value.error();
-        }
-        std::vector<c10::IValue> values = value->isTuple()  ? value->toTupleRef().elements().vec()
-                                          : value->isList() ? value->toListRef().vec()
-                                                            : std::vector<c10::IValue>{*value};
-        for (size_t i = 0; i < values.size(); ++i) {
-            if (auto error = flattenTensors(
-                    values[i], "input " + std::to_string(i) + " of " + request.inputsFile,
-                    inputs)) {
-                return *error;
-            }
-        }
-        result.inputDescriptions.push_back("from " + request.inputsFile);
-    }
-    for (size_t position = 0; position < request.inputs.size(); ++position) {
-        const InputSpec& spec = request.inputs[position];
-        if (spec.kind == InputSpec::Kind::Sample) {
-            if (auto error = loadSamples()) {
-                return *error;
-            }
-            const size_t index = spec.intValue < 0 ? position : static_cast<size_t>(spec.intValue);
-            if (index >= impl_->samples->size()) {
-                return Error{ErrorKind::Input,
-                             "the archive keeps " + std::to_string(impl_->samples->size()) +
-                                 " sample inputs, none for argument " + std::to_string(index)};
-            }
-            if (auto error = flattenTensors((*impl_->samples)[index], spec.describe(), inputs)) {
-                return *error;
-            }
-            result.inputDescriptions.push_back(spec.describe());
-            continue;
-        }
-        auto value = detail::buildInput(spec, request.frame.data ? &request.frame : nullptr);
-        if (!value) {
-            return value.error();
-        }
-        if (auto error = take(*value, spec.describe())) {
-            return *error;
-        }
-        result.inputDescriptions.push_back(spec.describe());
-    }
-    if (impl_->expected) {
-        if (auto error = checkInputs(inputs, *impl_->expected)) {
-            return *error;
-        }
-    }
+    std::vector<at::Tensor> inputs = std::move(gathered).value();
     const std::string what = impl_->program ? "the exported program" : "the compiled model";
     try {
         for (auto& input : inputs) {

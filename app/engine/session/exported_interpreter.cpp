@@ -61,6 +61,7 @@ struct ExportedInterpreter::Program {
     std::vector<Step> steps;
     std::vector<Arg> outputs;
     int slots = 0;
+    std::vector<std::string> names; // per slot: the graph's name for the value
     // The top-level program only: how placeholders are bound, and mutated outputs written back.
     struct Binding {
         enum class From { User, Tensor, Token } from = From::User;
@@ -133,7 +134,8 @@ c10::IValue make(const Arg& arg, const std::vector<c10::IValue>& env) {
     return {};
 }
 
-std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IValue> inputs);
+std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IValue> inputs,
+                                    const ExportedInterpreter::Observer* observer = nullptr);
 
 void assign(const Step& step, size_t index, const c10::IValue& value,
             std::vector<c10::IValue>& env) {
@@ -200,7 +202,8 @@ void runStep(const Step& step, std::vector<c10::IValue>& env, torch::jit::Stack&
     }
 }
 
-std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IValue> inputs) {
+std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IValue> inputs,
+                                    const ExportedInterpreter::Observer* observer) {
     std::vector<c10::IValue> env(static_cast<size_t>(program.slots));
     TORCH_CHECK(inputs.size() == program.inputs.size(), "the graph takes ", program.inputs.size(),
                 " inputs, not ", inputs.size());
@@ -217,6 +220,15 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
         } catch (const c10::Error& error) {
             // Which node failed, in front of what the operator said.
             TORCH_CHECK(false, step.label, ": ", error.what_without_backtrace());
+        }
+        if (observer) {
+            for (const std::vector<int>& slots : step.outputs) {
+                for (const int slot : slots) {
+                    if (slot >= 0 && env[size_t(slot)].isTensor()) {
+                        (*observer)(program.names[size_t(slot)], env[size_t(slot)].toTensor());
+                    }
+                }
+            }
         }
     }
     std::vector<c10::IValue> outputs;
@@ -431,6 +443,7 @@ public:
                 return found->second;
             }
             slots.emplace(name, program->slots);
+            program->names.push_back(name);
             return program->slots++;
         };
         for (const Pt2Value& input : graph.inputValues) {
@@ -1232,6 +1245,11 @@ ExportedInterpreter::prepare(const ExportedProgram& exported, const torch::Devic
 }
 
 std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>& inputs) {
+    return run(inputs, Observer());
+}
+
+std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>& inputs,
+                                                  const Observer& observer) {
     Program& program = *program_;
     TORCH_CHECK(inputs.size() == program.userInputs, "the program takes ", program.userInputs,
                 " inputs, not ", inputs.size());
@@ -1254,7 +1272,17 @@ std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>
     struct ScopeReset {
         ~ScopeReset() { setProfileScope(nullptr); }
     } reset;
-    std::vector<c10::IValue> outputs = runProgram(program, std::move(placeholders));
+    if (observer) {
+        for (size_t i = 0; i < program.bindings.size() && i < program.inputs.size(); ++i) {
+            const int slot = program.inputs[i];
+            if (program.bindings[i].from == Program::Binding::From::User && slot >= 0 &&
+                placeholders[i].isTensor()) {
+                observer(program.names[size_t(slot)], placeholders[i].toTensor());
+            }
+        }
+    }
+    std::vector<c10::IValue> outputs =
+        runProgram(program, std::move(placeholders), observer ? &observer : nullptr);
     std::vector<c10::IValue> user;
     for (size_t i = 0; i < outputs.size() && i < program.mutations.size(); ++i) {
         const Program::Mutation& mutation = program.mutations[i];

@@ -19,9 +19,11 @@
 
 #include <error.h>
 #include <exported_program.h>
+#include <numerics_types.h>
 
 #include <torch/script.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,11 @@ public:
     // One call: the user outputs in the signature's order. Throws what an operator throws, with
     // the node's name and target in front of its message.
     std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs);
+    // The same call, with every tensor the top-level graph's user inputs and nodes hold shown to
+    // `observer` by the graph's name for it, in the order they are made (a cond's branch is one
+    // node: what it returns is shown, not what is inside it).
+    using Observer = std::function<void(const std::string& value, const at::Tensor& tensor)>;
+    std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, const Observer& observer);
 
     struct Program;
 
@@ -51,5 +58,16 @@ private:
     ExportedInterpreter();
     std::unique_ptr<Program> program_;
 };
+
+// exported_numerics.cpp: one run of the interpreter with every tensor of its graph recorded, as a
+// TorchScript archive's activations are (inputs already on the interpreter's device).
+Expected<ActivationReport> interpretedActivations(const ExportedProgram& program,
+                                                  ExportedInterpreter& interpreter,
+                                                  const std::vector<c10::IValue>& inputs,
+                                                  const ActivationRequest& request);
+// The output of every module of the program's nn_module_stack in one run.
+Expected<std::shared_ptr<const ModuleValues>>
+interpretedModuleOutputs(const ExportedProgram& program, ExportedInterpreter& interpreter,
+                         const std::vector<c10::IValue>& inputs);
 
 } // namespace scriptscope::detail

@@ -23,7 +23,6 @@ namespace {
 
 using detail::instrument;
 using detail::Instrumented;
-using detail::maxAbsDifference;
 using detail::OccurrenceKey;
 using detail::placedModule;
 using detail::runInstrumented;
@@ -33,29 +32,6 @@ using torch::jit::Block;
 using torch::jit::Graph;
 using torch::jit::Node;
 using torch::jit::Value;
-
-// A dict of module paths to tensors (torch.save in Python), for comparing with.
-Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path) {
-    auto value = detail::loadValueFile(path);
-    if (!value) {
-        return value.error();
-    }
-    if (!value->isGenericDict()) {
-        return Error{ErrorKind::Input, "'" + path +
-                                           "' does not hold a dict from module paths to tensors "
-                                           "(torch.save({name: tensor, ...}))"};
-    }
-    std::map<std::string, at::Tensor> tensors;
-    for (const auto& entry : value->toGenericDict()) {
-        if (entry.key().isString() && entry.value().isTensor()) {
-            tensors.emplace(entry.key().toStringRef(), entry.value().toTensor());
-        }
-    }
-    if (tensors.empty()) {
-        return Error{ErrorKind::Input, "'" + path + "' holds no string -> tensor entries"};
-    }
-    return tensors;
-}
 
 } // namespace
 
@@ -87,6 +63,11 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                      "compare with one thing at a time: a device, other inputs, a file of "
                      "values or a model"};
     }
+    if (!request.referenceModel.empty() && !request.referenceValues) {
+        return Error{ErrorKind::Internal, "the reference model " + request.referenceModel +
+                                              " is opened and run by the model layer "
+                                              "(Model::activations), not by a Session"};
+    }
     try {
         Instrumented instrumented = instrument(*impl_->module, *method);
         const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
@@ -97,7 +78,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
         std::map<std::string, at::Tensor> references;
         std::string referenceWhere;
         if (!request.referenceFile.empty()) {
-            auto loaded = referenceTensors(request.referenceFile);
+            auto loaded = detail::referenceTensors(request.referenceFile);
             if (!loaded) {
                 return loaded.error();
             }
@@ -105,73 +86,13 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
             referenceWhere = request.referenceFile;
             report.comparison = "values saved in " + request.referenceFile;
         }
-        if (!request.referenceModel.empty()) {
-            Session other;
-            // Already loaded with the open model (the CLI's --op-library, the GUI's remembered
-            // ones); one refused then (built for another LibTorch) was said then, and is no
-            // reason to refuse the comparison: the reference names an operator it lacks.
-            for (const auto& library : request.referenceOperatorLibraries) {
-                (void)other.loadOperatorLibrary(library);
-            }
-            LoadOptions options;
-            options.includeCode = false;
-            auto fromReference = [&](Error error) {
-                error.message = request.referenceModel + ": " + error.message;
-                return error;
-            };
-            if (auto loaded = other.load(request.referenceModel, options); !loaded) {
-                return fromReference(loaded.error());
-            }
-            auto otherMethod = detail::findMethod(*other.impl_->module, "", request.run.method);
-            if (!otherMethod) {
-                return fromReference(otherMethod.error());
-            }
-            auto otherInputs = detail::prepareRun(*other.impl_->module, other.impl_->device,
-                                                  *otherMethod, request.run);
-            if (!otherInputs) {
-                return fromReference(otherInputs.error());
-            }
-            const Instrumented theirs = instrument(*other.impl_->module, *otherMethod);
-            TapRun run;
-            run.bins = 1;
-            run.keepModuleOutputs = true;
-            try {
-                runInstrumented(theirs, *other.impl_->module, otherInputs->inputs, run,
-                                otherInputs->device);
-            } catch (const std::exception& error) {
-                Error e = detail::errorFromException(error, ErrorKind::Model);
-                e.message = request.run.method + " failed: " + e.message;
-                return fromReference(e);
-            }
-            references = std::move(run.moduleOutputs);
-            referenceWhere = request.referenceModel;
-            report.comparison = "the module outputs of " + request.referenceModel;
+        if (request.referenceValues) {
+            references = request.referenceValues->outputs;
+            referenceWhere = request.referenceValues->model;
+            report.comparison = "the module outputs of " + referenceWhere;
         }
-        if (!references.empty()) {
-            std::set<std::string> matched;
-            for (size_t s = 0; s < instrumented.sites.size(); ++s) {
-                // A value that is the output of several modules (a Sequential and its last
-                // child) is compared with the innermost one's reference; the others are the same
-                // value in Python too.
-                for (const auto& path : instrumented.siteModules[s]) {
-                    const auto found = references.find(path);
-                    if (found == references.end()) {
-                        continue;
-                    }
-                    matched.insert(path);
-                    if (!instrumented.sites[s].reference.defined() ||
-                        path.size() > instrumented.sites[s].referenceName.find(" in ")) {
-                        instrumented.sites[s].reference = found->second.to(prepared->device);
-                        instrumented.sites[s].referenceName = path + " in " + referenceWhere;
-                    }
-                }
-            }
-            for (const auto& [name, tensor] : references) {
-                if (!matched.count(name)) {
-                    report.unmatched.push_back(name);
-                }
-            }
-        }
+        detail::attachReferences(instrumented.sites, instrumented.siteModules, references,
+                                 referenceWhere, prepared->device, report);
         TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
@@ -227,14 +148,8 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                 if (at == run.index.end()) {
                     continue;
                 }
-                auto& record = run.records[at->second];
-                record.comparedWith = secondName;
-                if (difference.second.empty()) {
-                    record.compared = true;
-                    record.maxAbsDiff = difference.first;
-                } else {
-                    record.compareNote = difference.second;
-                }
+                detail::copyComparison(difference, run.records[at->second]);
+                run.records[at->second].comparedWith = secondName;
             }
             if (run.keepOverflow) {
                 report.notes.push_back("the values of the first run took more than " +
@@ -242,81 +157,13 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                                        ": later values were not compared");
             }
         }
-        // A module output compared with a saved value: only its last occurrence is what a forward
-        // hook would have kept.
-        if (!references.empty()) {
-            std::map<int, size_t> last;
-            for (size_t i = 0; i < run.records.size(); ++i) {
-                if (!run.records[i].comparedWith.empty()) {
-                    const auto site = std::find_if(run.index.begin(), run.index.end(),
-                                                   [&](const auto& e) { return e.second == i; });
-                    if (site != run.index.end()) {
-                        if (auto previous = last.find(site->first.first); previous != last.end()) {
-                            auto& earlier = run.records[previous->second];
-                            earlier.compared = false;
-                            earlier.maxAbsDiff = 0;
-                            earlier.comparedWith.clear();
-                            earlier.compareNote.clear();
-                        }
-                        last[site->first.first] = i;
-                    }
-                }
-            }
-        }
         if (run.pinOverflow) {
             report.notes.push_back("pinned values beyond " + formatBytes(request.pinBytes) +
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
-        // Attribution: the graph model's node facts on every record.
-        std::map<OccurrenceKey, size_t> bySite = run.index;
-        for (const auto& [key, index] : bySite) {
-            auto& record = run.records[index];
-            record.moduleOutputs = instrumented.siteModules[static_cast<size_t>(key.first)];
-            if (record.node < 0) {
-                record.kind = "input";
-                continue;
-            }
-            const GraphNode& node = instrumented.model.nodes[static_cast<size_t>(record.node)];
-            record.kind = node.kind;
-            record.module = placedModule(instrumented.model, node);
-            record.source = node.source;
-            record.sourceText = node.sourceText;
-            record.irLine = node.irLine;
-        }
-        report.records = std::move(run.records);
-        for (size_t i = 0; i < report.records.size(); ++i) {
-            const auto& record = report.records[i];
-            if (report.firstNonFinite < 0 && record.nonFinite()) {
-                report.firstNonFinite = static_cast<int>(i);
-            }
-            if (record.compared) {
-                ++report.comparedCount;
-                // The first node: an input that differs is the change itself, not its effect.
-                if (report.firstDifference < 0 && record.node >= 0 &&
-                    record.maxAbsDiff > request.tolerance) {
-                    report.firstDifference = static_cast<int>(i);
-                }
-            }
-        }
-        // The values the first non-finite node read: the latest record of each input value.
-        if (report.firstNonFinite >= 0) {
-            const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
-            if (bad.node >= 0) {
-                for (const auto& port :
-                     instrumented.model.nodes[static_cast<size_t>(bad.node)].inputs) {
-                    for (int i = report.firstNonFinite - 1; i >= 0; --i) {
-                        if (report.records[static_cast<size_t>(i)].value == port.name) {
-                            auto& found = report.firstNonFiniteInputs;
-                            if (std::find(found.begin(), found.end(), i) == found.end()) {
-                                found.push_back(i);
-                            }
-                            break;
-                        }
-                    }
-                }
-            }
-        }
+        detail::finishReport(run, instrumented.model, instrumented.siteModules, !references.empty(),
+                             request.tolerance, report);
         report.output = detail::describeOutput(output, request.run.previewValues);
     } catch (const std::exception& error) {
         Error e = detail::errorFromException(error, ErrorKind::Model);
@@ -325,5 +172,173 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     }
     return report;
 }
+
+Expected<std::shared_ptr<const ModuleValues>> Session::moduleOutputs(const RunRequest& request) {
+    if (!impl_->module) {
+        return Error{ErrorKind::Internal, "no model is loaded"};
+    }
+    auto method = detail::findMethod(*impl_->module, "", request.method);
+    if (!method) {
+        return method.error();
+    }
+    auto prepared = detail::prepareRun(*impl_->module, impl_->device, *method, request);
+    if (!prepared) {
+        return prepared.error();
+    }
+    try {
+        const Instrumented instrumented = instrument(*impl_->module, *method);
+        TapRun run;
+        run.bins = 1;
+        run.keepModuleOutputs = true;
+        runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
+        auto values = std::make_shared<ModuleValues>();
+        values->outputs = std::move(run.moduleOutputs);
+        values->model = impl_->path;
+        return std::shared_ptr<const ModuleValues>(std::move(values));
+    } catch (const std::exception& error) {
+        Error e = detail::errorFromException(error, ErrorKind::Model);
+        e.message = request.method + " failed: " + e.message;
+        return e;
+    }
+}
+
+namespace detail {
+
+// A dict of module paths to tensors (torch.save in Python), for comparing with.
+Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path) {
+    auto value = loadValueFile(path);
+    if (!value) {
+        return value.error();
+    }
+    if (!value->isGenericDict()) {
+        return Error{ErrorKind::Input, "'" + path +
+                                           "' does not hold a dict from module paths to tensors "
+                                           "(torch.save({name: tensor, ...}))"};
+    }
+    std::map<std::string, at::Tensor> tensors;
+    for (const auto& entry : value->toGenericDict()) {
+        if (entry.key().isString() && entry.value().isTensor()) {
+            tensors.emplace(entry.key().toStringRef(), entry.value().toTensor());
+        }
+    }
+    if (tensors.empty()) {
+        return Error{ErrorKind::Input, "'" + path + "' holds no string -> tensor entries"};
+    }
+    return tensors;
+}
+
+void attachReferences(std::vector<Site>& sites,
+                      const std::vector<std::vector<std::string>>& siteModules,
+                      const std::map<std::string, at::Tensor>& references, const std::string& where,
+                      const torch::Device& device, ActivationReport& report) {
+    std::set<std::string> matched;
+    for (size_t s = 0; s < sites.size() && s < siteModules.size(); ++s) {
+        // A value that is the output of several modules (a Sequential and its last child) is
+        // compared with the innermost one's reference; the others are the same value in Python
+        // too.
+        for (const auto& path : siteModules[s]) {
+            const auto found = references.find(path);
+            if (found == references.end()) {
+                continue;
+            }
+            matched.insert(path);
+            if (!sites[s].reference.defined() ||
+                path.size() > sites[s].referenceName.find(" in ")) {
+                sites[s].reference = found->second.to(device);
+                sites[s].referenceName = path + " in " + where;
+            }
+        }
+    }
+    report.referenceCount = static_cast<int>(references.size());
+    for (const auto& [name, tensor] : references) {
+        if (!matched.count(name)) {
+            report.unmatched.push_back(name);
+        }
+    }
+}
+
+void copyComparison(const ActivationRecord& from, ActivationRecord& to) {
+    to.compared = from.compared;
+    to.maxAbsDiff = from.maxAbsDiff;
+    to.maxRelDiff = from.maxRelDiff;
+    to.cosine = from.cosine;
+    to.snrDb = from.snrDb;
+    to.compareNote = from.compareNote;
+}
+
+void finishReport(TapRun& run, const GraphModel& model,
+                  const std::vector<std::vector<std::string>>& siteModules, bool references,
+                  double tolerance, ActivationReport& report) {
+    // A module output compared with a saved value: only its last occurrence is what a forward
+    // hook would have kept.
+    if (references) {
+        std::map<int, size_t> last; // site -> its last compared record
+        for (const auto& [key, index] : run.index) {
+            if (!run.records[index].comparedWith.empty()) {
+                const auto previous = last.find(key.first);
+                if (previous == last.end() || previous->second < index) {
+                    last[key.first] = index;
+                }
+            }
+        }
+        for (const auto& [key, index] : run.index) {
+            const auto kept = last.find(key.first);
+            if (kept != last.end() && kept->second != index) {
+                copyComparison(ActivationRecord(), run.records[index]);
+                run.records[index].comparedWith.clear();
+            }
+        }
+    }
+    // Attribution: the graph model's node facts on every record.
+    for (const auto& [key, index] : run.index) {
+        auto& record = run.records[index];
+        if (static_cast<size_t>(key.first) < siteModules.size()) {
+            record.moduleOutputs = siteModules[static_cast<size_t>(key.first)];
+        }
+        if (record.node < 0) {
+            record.kind = "input";
+            continue;
+        }
+        const GraphNode& node = model.nodes[static_cast<size_t>(record.node)];
+        record.kind = node.kind;
+        record.module = placedModule(model, node);
+        record.source = node.source;
+        record.sourceText = node.sourceText;
+        record.irLine = node.irLine;
+    }
+    report.records = std::move(run.records);
+    for (size_t i = 0; i < report.records.size(); ++i) {
+        const auto& record = report.records[i];
+        if (report.firstNonFinite < 0 && record.nonFinite()) {
+            report.firstNonFinite = static_cast<int>(i);
+        }
+        if (record.compared) {
+            ++report.comparedCount;
+            // The first node: an input that differs is the change itself, not its effect.
+            if (report.firstDifference < 0 && record.node >= 0 && record.maxAbsDiff > tolerance) {
+                report.firstDifference = static_cast<int>(i);
+            }
+        }
+    }
+    // The values the first non-finite node read: the latest record of each input value.
+    if (report.firstNonFinite >= 0) {
+        const auto& bad = report.records[static_cast<size_t>(report.firstNonFinite)];
+        if (bad.node >= 0) {
+            for (const auto& port : model.nodes[static_cast<size_t>(bad.node)].inputs) {
+                for (int i = report.firstNonFinite - 1; i >= 0; --i) {
+                    if (report.records[static_cast<size_t>(i)].value == port.name) {
+                        auto& found = report.firstNonFiniteInputs;
+                        if (std::find(found.begin(), found.end(), i) == found.end()) {
+                            found.push_back(i);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace detail
 
 } // namespace scriptscope

@@ -79,6 +79,10 @@ public:
     // a comparison with another device, values saved from Python or another archive.
     Expected<ActivationReport> activations(const ActivationRequest& request);
 
+    // The output of every module in one run of the method (the last, when a module runs twice):
+    // what another model's activations are compared with.
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request);
+
     // Passes applied in order to a copy of the model; both timed and their outputs compared.
     Expected<OptimizeResult> optimize(const OptimizeRequest& request);
 
@@ -140,10 +144,12 @@ public:
     Status saveSampleInputs(const std::string& path);
     // request.method must be forward; inputs are tensors (specs, images, a file, the samples).
     Expected<RunResult> run(const RunRequest& request);
+    // Every value of one run, and the module outputs another model is compared with: a plain
+    // program's, through the interpreter (compiled code runs as one call and shows none).
+    Expected<ActivationReport> activations(const ActivationRequest& request);
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request);
 
 private:
-    Status loadSamples();
-
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

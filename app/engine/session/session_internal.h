@@ -35,6 +35,12 @@ struct Session::Impl {
     std::string path;
 };
 
+// What numerics_types.h declares opaque: a run's module outputs, by module path, as float32 copies.
+struct ModuleValues {
+    std::map<std::string, at::Tensor> outputs;
+    std::string model; // the file they came from
+};
+
 namespace detail {
 
 Expected<torch::Device> parseDevice(const std::string& text);

@@ -206,69 +206,9 @@ at::Tensor floatCopy(const at::Tensor& t) {
 thread_local TapRun* activeRun = nullptr;
 
 void onTap(const at::Tensor& tensor, int siteIndex) {
-    TapRun* run = activeRun;
-    if (!run || siteIndex < 0 || static_cast<size_t>(siteIndex) >= run->sites.size()) {
-        return;
+    if (activeRun) {
+        recordValue(*activeRun, siteIndex, tensor);
     }
-    const auto s = static_cast<size_t>(siteIndex);
-    Site& site = run->sites[s];
-    const int occurrence = run->occurrences[s]++;
-    ActivationRecord r;
-    r.node = site.node;
-    r.occurrence = occurrence;
-    r.output = site.output;
-    r.value = site.value;
-    tensorStatistics(tensor, run->bins, r);
-    const bool dense =
-        tensor.defined() && (tensor.layout() == at::kStrided || tensor.is_quantized());
-    if (dense && site.pinned) {
-        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
-        if (run->pinnedBytes + bytes <= run->pinBudget) {
-            const at::Tensor copy = floatCopy(tensor);
-            r.values.assign(copy.data_ptr<float>(), copy.data_ptr<float>() + copy.numel());
-            run->pinnedBytes += bytes;
-        } else {
-            run->pinOverflow = true;
-        }
-    }
-    if (dense && site.reference.defined()) {
-        r.comparedWith = site.referenceName;
-        if (const auto d = maxAbsDifference(tensor, site.reference)) {
-            r.compared = true;
-            r.maxAbsDiff = *d;
-        } else {
-            r.compareNote = "shape " + shapeText(tensor.sizes()) + ", the reference's " +
-                            shapeText(site.reference.sizes());
-        }
-    }
-    const OccurrenceKey key{siteIndex, occurrence};
-    if (dense && run->keepAll) {
-        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
-        if (run->keptBytes + bytes <= run->keepBudget) {
-            run->kept.emplace(key, floatCopy(tensor));
-            run->keptBytes += bytes;
-        } else {
-            run->keepOverflow = true;
-        }
-    }
-    if (dense && run->against) {
-        const auto found = run->against->find(key);
-        if (found != run->against->end()) {
-            if (const auto d = maxAbsDifference(tensor, found->second)) {
-                run->differences[key] = {*d, ""};
-            } else {
-                run->differences[key] = {0, "shape " + shapeText(tensor.sizes()) + " against " +
-                                                shapeText(found->second.sizes())};
-            }
-        }
-    }
-    if (dense && run->keepModuleOutputs && s < run->siteModules.size()) {
-        for (const auto& path : run->siteModules[s]) {
-            run->moduleOutputs[path] = floatCopy(tensor);
-        }
-    }
-    run->index[key] = run->records.size();
-    run->records.push_back(std::move(r));
 }
 
 const c10::Symbol& tapSymbol() {
@@ -309,6 +249,62 @@ bool within(const std::string& path, const std::string& module) {
 
 } // namespace
 
+void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
+    TapRun* run = &tapRun;
+    if (siteIndex < 0 || static_cast<size_t>(siteIndex) >= run->sites.size()) {
+        return;
+    }
+    const auto s = static_cast<size_t>(siteIndex);
+    Site& site = run->sites[s];
+    const int occurrence = run->occurrences[s]++;
+    ActivationRecord r;
+    r.node = site.node;
+    r.occurrence = occurrence;
+    r.output = site.output;
+    r.value = site.value;
+    tensorStatistics(tensor, run->bins, r);
+    const bool dense =
+        tensor.defined() && (tensor.layout() == at::kStrided || tensor.is_quantized());
+    if (dense && site.pinned) {
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
+        if (run->pinnedBytes + bytes <= run->pinBudget) {
+            const at::Tensor copy = floatCopy(tensor);
+            r.values.assign(copy.data_ptr<float>(), copy.data_ptr<float>() + copy.numel());
+            run->pinnedBytes += bytes;
+        } else {
+            run->pinOverflow = true;
+        }
+    }
+    if (dense && site.reference.defined()) {
+        r.comparedWith = site.referenceName;
+        compareInto(r, tensor, site.reference);
+    }
+    const OccurrenceKey key{siteIndex, occurrence};
+    if (dense && run->keepAll) {
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
+        if (run->keptBytes + bytes <= run->keepBudget) {
+            run->kept.emplace(key, floatCopy(tensor));
+            run->keptBytes += bytes;
+        } else {
+            run->keepOverflow = true;
+        }
+    }
+    if (dense && run->against) {
+        const auto found = run->against->find(key);
+        if (found != run->against->end()) {
+            ActivationRecord& difference = run->differences[key];
+            compareInto(difference, tensor, found->second);
+        }
+    }
+    if (dense && run->keepModuleOutputs && s < run->siteModules.size()) {
+        for (const auto& path : run->siteModules[s]) {
+            run->moduleOutputs[path] = floatCopy(tensor);
+        }
+    }
+    run->index[key] = run->records.size();
+    run->records.push_back(std::move(r));
+}
+
 // Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two
 // archives of the same model may differ only there.
 std::string demangled(const std::string& name) {
@@ -334,6 +330,50 @@ std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b)
     d = at::where(x.isnan() & y.isnan(), at::zeros_like(d), d);
     d = at::nan_to_num(d, std::numeric_limits<double>::infinity());
     return d.max().item<double>();
+}
+
+bool compareInto(ActivationRecord& r, const at::Tensor& value, const at::Tensor& reference) {
+    const auto largest = maxAbsDifference(value, reference);
+    if (!largest) {
+        r.compared = false;
+        r.compareNote = "shape " + shapeText(value.sizes()) + ", the reference's " +
+                        shapeText(reference.sizes());
+        return false;
+    }
+    r.compared = true;
+    r.maxAbsDiff = *largest;
+    r.maxRelDiff = 0;
+    r.cosine = 1;
+    r.snrDb = std::numeric_limits<double>::infinity();
+    if (value.numel() == 0 || *largest == 0) {
+        return true;
+    }
+    // Over the values finite on both sides; a NaN or Inf already made maxAbsDiff infinite.
+    const at::Tensor x = value.detach().to(at::kCPU, at::kDouble).flatten();
+    const at::Tensor y = reference.detach().to(at::kCPU, at::kDouble).flatten();
+    const at::Tensor finite = x.isfinite() & y.isfinite();
+    const at::Tensor a = x.masked_select(finite);
+    const at::Tensor b = y.masked_select(finite);
+    if (b.numel() == 0) {
+        r.maxRelDiff = std::numeric_limits<double>::infinity();
+        r.cosine = 0;
+        r.snrDb = -std::numeric_limits<double>::infinity();
+        return true;
+    }
+    const double scale = b.abs().max().item<double>();
+    const double finiteLargest = (a - b).abs().max().item<double>();
+    r.maxRelDiff = scale > 0 ? finiteLargest / scale : std::numeric_limits<double>::infinity();
+    const double norms = a.norm().item<double>() * b.norm().item<double>();
+    r.cosine = norms > 0 ? (a * b).sum().item<double>() / norms : (a.equal(b) ? 1.0 : 0.0);
+    const double signal = (b * b).sum().item<double>();
+    const double noise = ((a - b) * (a - b)).sum().item<double>();
+    r.snrDb = noise == 0    ? std::numeric_limits<double>::infinity()
+              : signal == 0 ? -std::numeric_limits<double>::infinity()
+                            : 10 * std::log10(signal / noise);
+    if (!std::isfinite(*largest)) {
+        r.maxRelDiff = std::numeric_limits<double>::infinity();
+    }
+    return true;
 }
 
 std::string shapeText(c10::IntArrayRef shape) {

@@ -48,12 +48,17 @@ struct TapRun {
     std::map<OccurrenceKey, at::Tensor> kept;
     // Comparing with a first run's kept values
     const std::map<OccurrenceKey, at::Tensor>* against = nullptr;
-    std::map<OccurrenceKey, std::pair<double, std::string>> differences;
+    std::map<OccurrenceKey, ActivationRecord> differences; // the comparison fields only
     // Keeping module outputs (for another model to be compared with): path -> last value
     std::vector<std::vector<std::string>> siteModules;
     bool keepModuleOutputs = false;
     std::map<std::string, at::Tensor> moduleOutputs;
 };
+
+// What a tap does with one value: its statistics recorded (and the value pinned, kept or compared,
+// as `run` asks) under the site's next occurrence. The TorchScript tap and the exported program's
+// interpreter both report here.
+void recordValue(TapRun& run, int site, const at::Tensor& tensor);
 
 // The method's inlined graph with a tap after every tensor a node computes, and what each tap
 // watches, with the GraphModel the records refer to.
@@ -74,11 +79,33 @@ c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::
                             const std::vector<c10::IValue>& inputs, TapRun& run,
                             const torch::Device& device);
 
+// numerics.cpp, shared by every model's activations:
+// A dict of module paths to tensors (torch.save in Python), for comparing with.
+Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path);
+// Each site whose value is the output of a module `references` holds compares with it (the
+// innermost module, where several return one value); the references no site matched go to
+// report.unmatched. `where` names them ("features.3 in WHERE").
+void attachReferences(std::vector<Site>& sites,
+                      const std::vector<std::vector<std::string>>& siteModules,
+                      const std::map<std::string, at::Tensor>& references, const std::string& where,
+                      const torch::Device& device, ActivationReport& report);
+// The comparison fields of one record into another.
+void copyComparison(const ActivationRecord& from, ActivationRecord& to);
+// The run's records into the report: a reference compared at a module output's last occurrence
+// only, each record attributed to its GraphModel node, the first non-finite value (and what its
+// node read) and the first compared value beyond `tolerance`.
+void finishReport(TapRun& run, const GraphModel& model,
+                  const std::vector<std::vector<std::string>>& siteModules, bool references,
+                  double tolerance, ActivationReport& report);
+
 // The module a node is drawn in: its group's, up to the nearest module group.
 std::string placedModule(const GraphModel& model, const GraphNode& node);
 // max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
 // infinitely far. Nullopt when the shapes differ.
 std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b);
+// `value` compared with `reference` into r's comparison fields (compared, maxAbsDiff, maxRelDiff,
+// cosine, snrDb), or why not into compareNote; false when the shapes differ.
+bool compareInto(ActivationRecord& r, const at::Tensor& value, const at::Tensor& reference);
 // "2x3", or "scalar".
 std::string shapeText(c10::IntArrayRef shape);
 // Python names classes of the same name in one process __torch__.___torch_mangle_N.Name, and

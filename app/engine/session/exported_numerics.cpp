@@ -1,0 +1,221 @@
+// Where numbers go wrong in a plain .pt2: the interpreter shows every tensor its graph makes to
+// the same recorder the TorchScript tap reports to (value_tap.h), so a .pt2 has activations, the
+// first NaN or Inf, and comparisons with values saved from Python or with another model's module
+// outputs, as a TorchScript archive has.
+#include "exported_interpreter.h"
+#include "session_internal.h"
+#include "torch_values.h"
+#include "value_tap.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace scriptscope::detail {
+
+namespace {
+
+bool within(const std::string& path, const std::string& module) {
+    return module.empty() || path == module ||
+           (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
+            path[module.size()] == '.');
+}
+
+// The values a run shows: one site per tensor the diagram draws (a node's output port, a user
+// input), by the graph's name for it, with the modules each is the output of.
+struct ExportedSites {
+    GraphModel model;
+    std::vector<Site> sites;
+    std::vector<std::vector<std::string>> siteModules;
+    std::map<std::string, int> byName;
+};
+
+Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
+    auto model = program.graphModel("", "forward");
+    if (!model) {
+        return model.error();
+    }
+    ExportedSites out;
+    out.model = std::move(model).value();
+    const GraphModel& g = out.model;
+    const auto add = [&](int node, int output, const std::string& name,
+                         std::vector<std::string> modules) {
+        if (name.empty() || out.byName.count(name)) {
+            return;
+        }
+        out.byName[name] = static_cast<int>(out.sites.size());
+        Site site;
+        site.node = node;
+        site.output = output;
+        site.value = name;
+        out.sites.push_back(std::move(site));
+        out.siteModules.push_back(std::move(modules));
+    };
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+        add(-1, static_cast<int>(i), g.inputs[i].name, {});
+    }
+    // Where each value is used: the modules of the nodes that read it; the graph's outputs are
+    // read outside every module.
+    std::map<std::string, std::vector<std::string>> users;
+    for (const GraphEdge& edge : g.edges) {
+        if (edge.to >= 0 && static_cast<size_t>(edge.to) < g.nodes.size()) {
+            users[edge.value].push_back(placedModule(g, g.nodes[static_cast<size_t>(edge.to)]));
+        }
+    }
+    std::set<std::string> graphOutputs;
+    if (program.hasProgram()) {
+        for (const Pt2Value& output : program.program().outputValues) {
+            graphOutputs.insert(output.names.begin(), output.names.end());
+        }
+    }
+    for (const GraphNode& node : g.nodes) {
+        const std::string own = placedModule(g, node);
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+            const std::string& name = node.outputs[o].name;
+            // This node's module and its ancestors, where a use outside them makes the value
+            // their output (a forward hook's), as the TorchScript tap decides it.
+            std::set<std::string> modules;
+            const auto found = users.find(name);
+            const bool leaves = graphOutputs.count(name) > 0;
+            for (std::string ancestor = own; !ancestor.empty();) {
+                bool usedOutside = leaves;
+                if (found != users.end()) {
+                    for (const std::string& where : found->second) {
+                        usedOutside = usedOutside || !within(where, ancestor);
+                    }
+                }
+                if (usedOutside) {
+                    modules.insert(ancestor);
+                }
+                const auto dot = ancestor.rfind('.');
+                ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
+            }
+            add(node.id, static_cast<int>(o), name, {modules.begin(), modules.end()});
+        }
+    }
+    return out;
+}
+
+// One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
+// names again what its node already made).
+c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10::IValue>& inputs,
+                        const ExportedSites& sites, TapRun& run) {
+    run.sites = sites.sites;
+    run.siteModules = sites.siteModules;
+    run.occurrences.assign(run.sites.size(), 0);
+    std::vector<bool> seen(run.sites.size(), false);
+    const ExportedInterpreter::Observer observer = [&](const std::string& name,
+                                                       const at::Tensor& tensor) {
+        const auto site = sites.byName.find(name);
+        if (site == sites.byName.end() || seen[static_cast<size_t>(site->second)]) {
+            return;
+        }
+        seen[static_cast<size_t>(site->second)] = true;
+        recordValue(run, site->second, tensor);
+    };
+    c10::InferenceMode inferenceMode;
+    std::vector<c10::IValue> outputs = interpreter.run(inputs, observer);
+    synchronize(interpreter.device());
+    return outputs.size() == 1 ? outputs.front() : c10::ivalue::Tuple::create(std::move(outputs));
+}
+
+} // namespace
+
+Expected<ActivationReport> interpretedActivations(const ExportedProgram& program,
+                                                  ExportedInterpreter& interpreter,
+                                                  const std::vector<c10::IValue>& inputs,
+                                                  const ActivationRequest& request) {
+    if (request.bins < 1 || request.bins > 4096) {
+        return Error{ErrorKind::Input, "the histogram takes 1 to 4096 bins"};
+    }
+    if (!request.compareDevice.empty() || request.compareRun) {
+        return Error{ErrorKind::Input,
+                     "a torch.export program is compared with values saved from Python or with "
+                     "another model; a second run on another device or other inputs is "
+                     "TorchScript's only so far"};
+    }
+    if (!request.referenceFile.empty() && request.referenceValues) {
+        return Error{ErrorKind::Input,
+                     "compare with one thing at a time: a file of values or a model"};
+    }
+    auto made = exportedSites(program);
+    if (!made) {
+        return made.error();
+    }
+    ExportedSites sites = std::move(made).value();
+    ActivationReport report;
+    report.model = program.info().path;
+    report.method = "forward";
+    report.device = interpreter.device().str();
+    report.tolerance = request.tolerance;
+    try {
+        const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
+        for (Site& site : sites.sites) {
+            site.pinned = pins.count(site.node) > 0;
+        }
+        std::map<std::string, at::Tensor> references;
+        std::string referenceWhere;
+        if (!request.referenceFile.empty()) {
+            auto loaded = referenceTensors(request.referenceFile);
+            if (!loaded) {
+                return loaded.error();
+            }
+            references = std::move(loaded).value();
+            referenceWhere = request.referenceFile;
+            report.comparison = "values saved in " + request.referenceFile;
+        } else if (request.referenceValues) {
+            references = request.referenceValues->outputs;
+            referenceWhere = request.referenceValues->model;
+            report.comparison = "the module outputs of " + referenceWhere;
+        }
+        attachReferences(sites.sites, sites.siteModules, references, referenceWhere,
+                         interpreter.device(), report);
+        TapRun run;
+        run.bins = request.bins;
+        run.pinBudget = request.pinBytes;
+        const auto start = std::chrono::steady_clock::now();
+        const c10::IValue output = observedRun(interpreter, inputs, sites, run);
+        report.runMs = elapsedMs(start);
+        if (run.pinOverflow) {
+            report.notes.push_back("pinned values beyond " + formatBytes(request.pinBytes) +
+                                   " were not kept");
+        }
+        report.pinnedBytes = run.pinnedBytes;
+        finishReport(run, sites.model, sites.siteModules, !references.empty(), request.tolerance,
+                     report);
+        report.output = describeOutput(output, request.run.previewValues);
+    } catch (const std::exception& error) {
+        Error e = errorFromException(error, ErrorKind::Model);
+        e.message = "the exported program failed: " + e.message;
+        return e;
+    }
+    return report;
+}
+
+Expected<std::shared_ptr<const ModuleValues>>
+interpretedModuleOutputs(const ExportedProgram& program, ExportedInterpreter& interpreter,
+                         const std::vector<c10::IValue>& inputs) {
+    auto sites = exportedSites(program);
+    if (!sites) {
+        return sites.error();
+    }
+    try {
+        TapRun run;
+        run.bins = 1;
+        run.keepModuleOutputs = true;
+        observedRun(interpreter, inputs, *sites, run);
+        auto values = std::make_shared<ModuleValues>();
+        values->outputs = std::move(run.moduleOutputs);
+        values->model = program.info().path;
+        return std::shared_ptr<const ModuleValues>(std::move(values));
+    } catch (const std::exception& error) {
+        Error e = errorFromException(error, ErrorKind::Model);
+        e.message = "the exported program failed: " + e.message;
+        return e;
+    }
+}
+
+} // namespace scriptscope::detail
