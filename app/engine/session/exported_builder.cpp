@@ -1,0 +1,625 @@
+// An exported program's graph resolved into steps before anything runs: each node's operator
+// found by its schema and its arguments put in schema order (defaults filled in, each checked for
+// its type), the SymInt arithmetic, getitem, and torch.cond's branches as programs of their own.
+#include "exported_steps.h"
+#include "session_internal.h"
+
+#include <pt2_values.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace scriptscope::detail {
+
+namespace {} // namespace
+
+std::optional<c10::ScalarType> scalarTypeOf(int64_t code) {
+    static const std::map<int64_t, const char*> names = {{1, "Byte"},
+                                                         {2, "Char"},
+                                                         {3, "Short"},
+                                                         {4, "Int"},
+                                                         {5, "Long"},
+                                                         {6, "Half"},
+                                                         {7, "Float"},
+                                                         {8, "Double"},
+                                                         {9, "ComplexHalf"},
+                                                         {10, "ComplexFloat"},
+                                                         {11, "ComplexDouble"},
+                                                         {12, "Bool"},
+                                                         {13, "BFloat16"},
+                                                         {28, "UInt16"},
+                                                         {29, "Float8_e4m3fn"},
+                                                         {30, "Float8_e5m2"},
+                                                         {31, "Float8_e4m3fnuz"},
+                                                         {32, "Float8_e5m2fnuz"},
+                                                         {33, "Float8_e8m0fnu"},
+                                                         {34, "UInt32"},
+                                                         {35, "UInt64"}};
+    const auto name = names.find(code);
+    if (name == names.end()) {
+        return std::nullopt;
+    }
+    for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+        const auto type = static_cast<c10::ScalarType>(i);
+        if (std::string(c10::toString(type)) == name->second) {
+            return type;
+        }
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+int64_t layoutOf(int64_t code) {
+    switch (code) {
+    case 1:
+        return static_cast<int64_t>(c10::kSparse);
+    case 2:
+        return static_cast<int64_t>(c10::kSparseCsr);
+    case 6:
+        return static_cast<int64_t>(c10::kMkldnn);
+    default:
+        return static_cast<int64_t>(c10::kStrided);
+    }
+}
+
+int64_t memoryFormatOf(int64_t code) {
+    switch (code) {
+    case 2:
+        return static_cast<int64_t>(c10::MemoryFormat::ChannelsLast);
+    case 3:
+        return static_cast<int64_t>(c10::MemoryFormat::ChannelsLast3d);
+    case 4:
+        return static_cast<int64_t>(c10::MemoryFormat::Preserve);
+    default:
+        return static_cast<int64_t>(c10::MemoryFormat::Contiguous);
+    }
+}
+
+const char* kindName(Kind kind) {
+    switch (kind) {
+    case Kind::None:
+        return "None";
+    case Kind::Tensor:
+        return "a tensor";
+    case Kind::Tensors:
+        return "a list of tensors";
+    case Kind::OptionalTensors:
+        return "a list of optional tensors";
+    case Kind::Int:
+    case Kind::SymInt:
+        return "an int";
+    case Kind::Ints:
+    case Kind::SymInts:
+        return "a list of ints";
+    case Kind::Float:
+    case Kind::SymFloat:
+        return "a float";
+    case Kind::Floats:
+    case Kind::SymFloats:
+        return "a list of floats";
+    case Kind::Bool:
+    case Kind::SymBool:
+        return "a bool";
+    case Kind::Bools:
+    case Kind::SymBools:
+        return "a list of bools";
+    case Kind::String:
+        return "a string";
+    case Kind::Strings:
+        return "a list of strings";
+    case Kind::ScalarType:
+        return "a dtype";
+    case Kind::MemoryFormat:
+        return "a memory format";
+    case Kind::Layout:
+        return "a layout";
+    case Kind::Device:
+        return "a device";
+    case Kind::Graph:
+        return "a graph";
+    case Kind::Other:
+        return "a value this interpreter does not run";
+    }
+    return "a value";
+}
+
+// Whether a value of `kind` can be given for a schema argument of type `type` (its str(), which
+// reads the same in LibTorch 1.13 and 2.x: "Tensor", "Tensor?[]", "SymInt[]", "Scalar", ...).
+bool fits(std::string type, Kind kind) {
+    if (kind == Kind::None) {
+        return type.size() > 1 && type.back() == '?';
+    }
+    if (!type.empty() && type.back() == '?') {
+        type.pop_back();
+    }
+    const bool list = type.size() > 2 && type.compare(type.size() - 2, 2, "[]") == 0;
+    const std::string element = list ? type.substr(0, type.size() - 2) : type;
+    if (list) {
+        if (element == "Tensor" || element == "Tensor?") {
+            return kind == Kind::Tensors || (element == "Tensor?" && kind == Kind::OptionalTensors);
+        }
+        if (element == "int" || element == "SymInt") {
+            return kind == Kind::Ints || kind == Kind::SymInts;
+        }
+        if (element == "float") {
+            return kind == Kind::Floats || kind == Kind::SymFloats;
+        }
+        if (element == "bool") {
+            return kind == Kind::Bools || kind == Kind::SymBools;
+        }
+        if (element == "str") {
+            return kind == Kind::Strings;
+        }
+        if (element == "Scalar") {
+            return kind == Kind::Ints || kind == Kind::Floats;
+        }
+        return kind != Kind::Other;
+    }
+    if (type == "Tensor") {
+        // Python wraps a number given for a tensor (x.add_(1)) into a 0-dim tensor.
+        return kind == Kind::Tensor || kind == Kind::Int || kind == Kind::Float ||
+               kind == Kind::Bool;
+    }
+    if (type == "int" || type == "SymInt") {
+        return kind == Kind::Int || kind == Kind::SymInt || kind == Kind::ScalarType ||
+               kind == Kind::Layout || kind == Kind::MemoryFormat || kind == Kind::Bool;
+    }
+    if (type == "ScalarType") {
+        return kind == Kind::ScalarType || kind == Kind::Int;
+    }
+    if (type == "Layout") {
+        return kind == Kind::Layout || kind == Kind::Int;
+    }
+    if (type == "MemoryFormat") {
+        return kind == Kind::MemoryFormat || kind == Kind::Int;
+    }
+    if (type == "float" || type == "SymFloat") {
+        return kind == Kind::Float || kind == Kind::SymFloat || kind == Kind::Int ||
+               kind == Kind::SymInt;
+    }
+    if (type == "Scalar" || type == "number") {
+        return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
+               kind == Kind::SymInt || kind == Kind::SymFloat;
+    }
+    if (type == "bool" || type == "SymBool") {
+        return kind == Kind::Bool || kind == Kind::SymBool;
+    }
+    if (type == "str") {
+        return kind == Kind::String;
+    }
+    if (type == "Device") {
+        return kind == Kind::Device;
+    }
+    return kind != Kind::Other && kind != Kind::Graph;
+}
+
+// A number given where a tensor is taken, as Python passes it: a 0-dim tensor marked as a wrapped
+// number, so that it does not decide the result's dtype (int + float32 tensor stays float32).
+at::Tensor wrappedNumber(at::Tensor tensor) {
+    tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return tensor;
+}
+
+class Builder {
+public:
+    Builder(const torch::Device& device)
+        : device_(device) {}
+
+    // The graph into a program: slots for its values, a step per node.
+    Expected<std::shared_ptr<Program>> build(const Pt2Model& graph, const std::string& where) {
+        auto program = std::make_shared<Program>();
+        std::map<std::string, int> slots;
+        const auto slotOf = [&](const std::string& name) {
+            const auto found = slots.find(name);
+            if (found != slots.end()) {
+                return found->second;
+            }
+            slots.emplace(name, program->slots);
+            program->names.push_back(name);
+            return program->slots++;
+        };
+        for (const Pt2Value& input : graph.inputValues) {
+            program->inputs.push_back(
+                input.names.empty() || input.names[0].empty() ? -1 : slotOf(input.names[0]));
+        }
+        for (const Pt2Node& node : graph.nodes) {
+            auto step = this->step(graph, node, slots, slotOf, where);
+            if (!step) {
+                return step.error();
+            }
+            program->steps.push_back(std::move(step).value());
+        }
+        for (const Pt2Value& output : graph.outputValues) {
+            auto arg = value(output, "", slots, where + ": an output");
+            if (!arg) {
+                return arg.error();
+            }
+            program->outputs.push_back(std::move(arg).value());
+        }
+        return program;
+    }
+
+private:
+    template <class SlotOf>
+    Expected<Step> step(const Pt2Model& graph, const Pt2Node& node,
+                        const std::map<std::string, int>& slots, SlotOf& slotOf,
+                        const std::string& where) {
+        Step step;
+        const std::string& target = node.target;
+        step.label = "node '" + node.name + "' (" + target + ")";
+        const std::string at = where + ": " + step.label;
+        if (target == "torch.ops.higher_order.cond") {
+            auto cond = this->cond(graph, node, slots, at);
+            if (!cond) {
+                return cond.error();
+            }
+            step = std::move(cond).value();
+            step.label = "node '" + node.name + "' (" + target + ")";
+        } else if (target.rfind("torch.ops.higher_order.", 0) == 0) {
+            return Error{ErrorKind::Format,
+                         at + ": the higher-order operator " + target.substr(23) +
+                             " is not run by ScriptScope's interpreter yet (torch.cond is)"};
+        } else if (target.rfind("torch.ops.", 0) == 0) {
+            auto call = operatorCall(node, slots, at);
+            if (!call) {
+                return call.error();
+            }
+            step = std::move(call).value();
+            step.label = "node '" + node.name + "' (" + target.substr(10) + ")";
+        } else if (target == "_operator.getitem") {
+            step.what = Step::What::GetItem;
+            if (auto error = positional(node, 2, slots, at, step)) {
+                return *error;
+            }
+        } else if (SymFunction function = symFunction(target)) {
+            step.what = Step::What::Python;
+            step.function = std::move(function);
+            if (auto error = positional(node, node.inputs.size(), slots, at, step)) {
+                return *error;
+            }
+        } else {
+            return Error{ErrorKind::MissingOperator,
+                         at + ": the target " + target +
+                             " is neither a registered operator nor a Python function the "
+                             "interpreter knows"};
+        }
+        if (!node.moduleStack.empty()) {
+            step.module = node.moduleStack.back().path;
+        }
+        // Where the returns go.
+        const size_t returns = step.what == Step::What::Operator ? step.returns : 1;
+        std::vector<Pt2Value> outputs = node.returns;
+        while (!outputs.empty() && outputs.size() > returns && outputs.back().kind == Kind::None) {
+            outputs.pop_back();
+        }
+        if (step.what == Step::What::Cond) {
+            // cond returns a tuple: its elements are the node's outputs.
+            Pt2Value all;
+            all.kind = Kind::Tensors;
+            for (const Pt2Value& output : outputs) {
+                all.names.push_back(output.names.empty() ? "" : output.names[0]);
+            }
+            outputs = {all};
+        }
+        if (outputs.size() != returns && !(returns == 0 && outputs.empty())) {
+            return Error{ErrorKind::Format, at + " names " + std::to_string(outputs.size()) +
+                                                " outputs, but it returns " +
+                                                std::to_string(returns)};
+        }
+        for (const Pt2Value& output : outputs) {
+            const bool list = output.kind == Kind::Tensors || output.kind == Kind::SymInts;
+            std::vector<int> targets;
+            for (const std::string& name : output.names) {
+                targets.push_back(name.empty() ? -1 : slotOf(name));
+            }
+            step.outputs.push_back(std::move(targets));
+            step.listOutput.push_back(list);
+        }
+        return step;
+    }
+
+    // A registered operator: its arguments in schema order, defaults filled in, each checked.
+    Expected<Step> operatorCall(const Pt2Node& node, const std::map<std::string, int>& slots,
+                                const std::string& at) {
+        // torch.ops.<namespace>.<name>.<overload>
+        const std::string path = node.target.substr(10);
+        const size_t first = path.find('.');
+        const size_t last = path.rfind('.');
+        if (first == std::string::npos || last == first) {
+            return Error{ErrorKind::Format, at + ": the target is not an operator's overload"};
+        }
+        const std::string name =
+            path.substr(0, first) + "::" + path.substr(first + 1, last - first - 1);
+        std::string overload = path.substr(last + 1);
+        if (overload == "default") {
+            overload.clear();
+        }
+        const auto op = c10::Dispatcher::singleton().findSchema({name, overload});
+        if (!op) {
+            Error e{ErrorKind::MissingOperator, ""};
+            e.operatorName = overload.empty() ? name : name + "." + overload;
+            const bool pytorch = name.rfind("aten::", 0) == 0 || name.rfind("prims::", 0) == 0;
+            if (pytorch) {
+                e.kind = ErrorKind::NeedsNewerLibTorch;
+                e.message = at + ": LibTorch " + libtorchVersion() + " has no " + e.operatorName +
+                            "; the program was exported by a newer PyTorch. Open it with a "
+                            "ScriptScope built on that PyTorch (scripts/setup.sh --torch-venv)";
+            } else {
+                e.library = knownOperatorLibrary(name);
+                e.message =
+                    at + ": the operator " + e.operatorName +
+                    " is not registered. Load the library that defines it first "
+                    "(scriptscope-cli --op-library PATH; in the GUI, File > Load "
+                    "Operator Library)" +
+                    (e.library.empty() ? std::string() : "; this machine has it in " + e.library);
+            }
+            return e;
+        }
+        Step step;
+        step.what = Step::What::Operator;
+        step.op = *op;
+        const c10::FunctionSchema& schema = op->schema();
+        step.returns = schema.returns().size();
+        std::vector<bool> used(node.inputs.size(), false);
+        for (const c10::Argument& argument : schema.arguments()) {
+            const std::string type = argument.type()->str();
+            size_t given = node.inputs.size();
+            for (size_t i = 0; i < node.inputs.size(); ++i) {
+                if (!used[i] && node.inputs[i].name == argument.name()) {
+                    given = i;
+                    break;
+                }
+            }
+            if (given == node.inputs.size()) {
+                if (argument.default_value()) {
+                    Arg constant;
+                    constant.constant = *argument.default_value();
+                    step.args.push_back(std::move(constant));
+                } else if (!type.empty() && type.back() == '?') {
+                    step.args.push_back({});
+                } else {
+                    return Error{ErrorKind::Format, at + ": the argument '" + argument.name() +
+                                                        "' of " + schema.name() +
+                                                        " is not given and has no default"};
+                }
+                continue;
+            }
+            used[given] = true;
+            const Pt2Value& value = node.inputs[given].value;
+            if (!fits(type, value.kind)) {
+                return Error{ErrorKind::Format,
+                             at + ": the argument '" + argument.name() + "' of " + schema.name() +
+                                 " takes " + type + ", but the graph gives " +
+                                 kindName(value.kind) +
+                                 (value.kind == Kind::Other ? " (" + value.text + ")" : "")};
+            }
+            auto arg = this->value(value, type, slots, at);
+            if (!arg) {
+                return arg.error();
+            }
+            step.args.push_back(std::move(arg).value());
+        }
+        for (size_t i = 0; i < used.size(); ++i) {
+            if (!used[i]) {
+                return Error{ErrorKind::Format, at + ": " + schema.name() + " has no argument '" +
+                                                    node.inputs[i].name +
+                                                    "' (its schema: " + toString(schema) + ")"};
+            }
+        }
+        return step;
+    }
+
+    // The first `count` inputs in order (Python functions and getitem take them positionally).
+    Status positional(const Pt2Node& node, size_t count, const std::map<std::string, int>& slots,
+                      const std::string& at, Step& step) {
+        if (node.inputs.size() != count) {
+            return Error{ErrorKind::Format, at + " takes " + std::to_string(count) +
+                                                " arguments, not " +
+                                                std::to_string(node.inputs.size())};
+        }
+        for (const Pt2Argument& input : node.inputs) {
+            auto arg = value(input.value, "", slots, at);
+            if (!arg) {
+                return arg.error();
+            }
+            step.args.push_back(std::move(arg).value());
+        }
+        return std::nullopt;
+    }
+
+    // torch.cond(pred, true_graph, false_graph, operands).
+    Expected<Step> cond(const Pt2Model& graph, const Pt2Node& node,
+                        const std::map<std::string, int>& slots, const std::string& at) {
+        if (node.inputs.size() != 4 || node.inputs[1].value.kind != Kind::Graph ||
+            node.inputs[2].value.kind != Kind::Graph) {
+            return Error{ErrorKind::Format, at + " is not cond(pred, true_fn, false_fn, operands)"};
+        }
+        Step step;
+        step.what = Step::What::Cond;
+        for (const size_t i : {size_t(0), size_t(3)}) {
+            auto arg = value(node.inputs[i].value, "", slots, at);
+            if (!arg) {
+                return arg.error();
+            }
+            step.args.push_back(std::move(arg).value());
+        }
+        if (step.args[1].how != Arg::How::Tensors && step.args[1].how != Arg::How::Constant) {
+            return Error{ErrorKind::Format, at + ": its operands are not a list of tensors"};
+        }
+        for (const size_t i : {size_t(1), size_t(2)}) {
+            const std::string& name = node.inputs[i].value.text;
+            const auto found =
+                std::find_if(graph.subgraphs.begin(), graph.subgraphs.end(),
+                             [&](const Pt2Model& subgraph) { return subgraph.name == name; });
+            if (found == graph.subgraphs.end()) {
+                return Error{ErrorKind::Format, at + " calls the graph '" + name +
+                                                    "', which the archive does not hold"};
+            }
+            auto branch = build(*found, at + " > " + name);
+            if (!branch) {
+                return branch.error();
+            }
+            step.branches.push_back(std::move(branch).value());
+        }
+        return step;
+    }
+
+    // A value given for a schema argument of `type` ("" where there is no schema).
+    Expected<Arg> value(const Pt2Value& value, const std::string& type,
+                        const std::map<std::string, int>& slots, const std::string& at) {
+        Arg arg;
+        std::string missing;
+        const auto slotOf = [&](const std::string& name) {
+            const auto found = slots.find(name);
+            if (found == slots.end()) {
+                missing = name;
+                return -1;
+            }
+            return found->second;
+        };
+        const auto element = [&](size_t i) { return value.names.size() > i ? value.names[i] : ""; };
+        const auto symList = [&](Arg::How how) {
+            arg.how = how;
+            arg.ints = value.ints;
+            arg.floats = value.floats;
+            for (size_t i = 0; i < value.names.size(); ++i) {
+                arg.slots.push_back(element(i).empty() ? -1 : slotOf(element(i)));
+            }
+        };
+        std::string bare = type;
+        if (!bare.empty() && bare.back() == '?') {
+            bare.pop_back();
+        }
+        switch (value.kind) {
+        case Kind::None:
+            break;
+        case Kind::Tensor:
+        case Kind::SymInt:
+        case Kind::SymFloat:
+        case Kind::SymBool:
+            if (element(0).empty()) {
+                if (value.kind == Kind::SymFloat) {
+                    arg.constant = value.floats.empty() ? 0.0 : value.floats[0];
+                } else if (value.kind == Kind::SymBool) {
+                    arg.constant = !value.ints.empty() && value.ints[0] != 0;
+                } else {
+                    arg.constant = value.ints.empty() ? int64_t(0) : value.ints[0];
+                }
+            } else {
+                arg.how = Arg::How::Slot;
+                arg.slot = slotOf(element(0));
+            }
+            break;
+        case Kind::Tensors:
+        case Kind::OptionalTensors:
+            arg.how = value.kind == Kind::OptionalTensors || bare == "Tensor?[]"
+                          ? Arg::How::OptionalTensors
+                          : Arg::How::Tensors;
+            for (size_t i = 0; i < value.names.size(); ++i) {
+                arg.slots.push_back(element(i).empty() ? -1 : slotOf(element(i)));
+            }
+            break;
+        case Kind::SymInts:
+            symList(Arg::How::Ints);
+            break;
+        case Kind::SymFloats:
+            symList(Arg::How::Floats);
+            break;
+        case Kind::SymBools:
+            symList(Arg::How::Bools);
+            break;
+        case Kind::Int:
+            if (bare == "Tensor") {
+                arg.constant = wrappedNumber(at::scalar_tensor(value.ints[0], at::kLong));
+            } else if (bare == "float" || bare == "SymFloat") {
+                arg.constant = static_cast<double>(value.ints[0]);
+            } else if (bare == "bool") {
+                arg.constant = value.ints[0] != 0;
+            } else {
+                arg.constant = value.ints[0];
+            }
+            break;
+        case Kind::Ints:
+            arg.constant = value.ints;
+            break;
+        case Kind::Float:
+            arg.constant =
+                bare == "Tensor"
+                    ? c10::IValue(wrappedNumber(at::scalar_tensor(value.floats[0], at::kDouble)))
+                    : c10::IValue(value.floats[0]);
+            break;
+        case Kind::Floats:
+            arg.constant = value.floats;
+            break;
+        case Kind::Bool:
+            arg.constant =
+                bare == "Tensor"
+                    ? c10::IValue(wrappedNumber(at::scalar_tensor(value.ints[0] != 0, at::kBool)))
+                    : c10::IValue(value.ints[0] != 0);
+            break;
+        case Kind::Bools: {
+            c10::List<bool> bools;
+            for (const int64_t b : value.ints) {
+                bools.push_back(b != 0);
+            }
+            arg.constant = bools;
+            break;
+        }
+        case Kind::String:
+            arg.constant = value.text;
+            break;
+        case Kind::Strings: {
+            c10::List<std::string> strings;
+            for (const std::string& s : value.strings) {
+                strings.push_back(s);
+            }
+            arg.constant = strings;
+            break;
+        }
+        case Kind::ScalarType: {
+            const auto scalarType = scalarTypeOf(value.ints[0]);
+            if (!scalarType) {
+                return Error{ErrorKind::NeedsNewerLibTorch,
+                             at + ": it uses a dtype (serialized as " +
+                                 std::to_string(value.ints[0]) + ") that LibTorch " +
+                                 libtorchVersion() + " does not have"};
+            }
+            arg.constant = static_cast<int64_t>(*scalarType);
+            break;
+        }
+        case Kind::Layout:
+            arg.constant = layoutOf(value.ints[0]);
+            break;
+        case Kind::MemoryFormat:
+            arg.constant = memoryFormatOf(value.ints[0]);
+            break;
+        case Kind::Device:
+            // Tensors the graph makes go where the run is (torch.export's move_to_device_pass).
+            arg.constant = device_;
+            break;
+        case Kind::Graph:
+        case Kind::Other:
+            return Error{ErrorKind::Format,
+                         at + " takes " + kindName(value.kind) + " (" + value.text + ")"};
+        }
+        if (!missing.empty()) {
+            return Error{ErrorKind::Format,
+                         at + " reads '" + missing + "', which no input or earlier node defines"};
+        }
+        return arg;
+    }
+
+    torch::Device device_;
+};
+
+} // namespace
+
+Expected<std::shared_ptr<Program>> buildProgram(const Pt2Model& graph, const torch::Device& device,
+                                                const std::string& where) {
+    Builder builder(device);
+    return builder.build(graph, where);
+}
+
+} // namespace scriptscope::detail
