@@ -59,6 +59,12 @@ nlohmann::json recordJson(const ActivationRecord& r, size_t index) {
     if (!r.note.empty()) {
         j["note"] = r.note;
     }
+    if (r.madeAt >= 0 || r.bytes > 0) {
+        j["memory"] = {{"bytes", r.bytes},
+                       {"storage_bytes", r.storageBytes},
+                       {"made_at", r.madeAt},
+                       {"last_use_at", r.lastUseAt}};
+    }
     if (!r.comparedWith.empty()) {
         j["compared_with"] = r.comparedWith;
         j["compared"] = r.compared;
@@ -153,6 +159,14 @@ int commandActivations(const Options& o) {
             inputs.push_back(describe(i));
         }
         j["first_nonfinite_inputs"] = inputs;
+        if (r.memory.known) {
+            j["memory"] = {{"live_bytes", r.memory.liveBytes},
+                           {"peak_step", r.memory.peakStep},
+                           {"peak_bytes", r.memory.peakBytes},
+                           {"peak_values", r.memory.peakRecords}};
+        } else {
+            j["memory"] = {{"note", r.memory.note}};
+        }
         if (compared) {
             j["comparison"] = {{"with", r.comparison},
                                {"tolerance", r.tolerance},
@@ -223,6 +237,15 @@ int commandActivations(const Options& o) {
                   << " from " << where(bad) << "\n";
     } else {
         std::cout << "No NaN or Inf.\n";
+    }
+    if (r.memory.known && r.memory.peakStep >= 0) {
+        std::cout << "Memory: a peak of " << formatBytes(r.memory.peakBytes) << " at step "
+                  << r.memory.peakStep << " of " << r.memory.liveBytes.size() << ", held by";
+        for (const int i : r.memory.peakRecords) {
+            const auto& v = r.records[static_cast<size_t>(i)];
+            std::cout << " #" << i << " (" << formatBytes(v.storageBytes) << ")";
+        }
+        std::cout << "\n";
     }
     if (compared) {
         std::cout << "Compared with " << r.comparison << ": " << r.comparedCount << " values";

@@ -32,6 +32,14 @@ void describe(Fields& f, ActivationRecord& x) {
     if (f.include(!x.values.empty())) {
         f("values", x.values);
     }
+    if (f.include(x.madeAt >= 0 || x.bytes > 0)) {
+        f.row("memory", x.bytes, x.storageBytes, x.madeAt, x.lastUseAt);
+    }
+}
+
+void describe(Fields& f, MemoryTimeline& m) {
+    f("known", m.known)("note", m.note)("live", m.liveBytes);
+    f.row("peak", m.peakStep, m.peakBytes)("peakRecords", m.peakRecords);
 }
 
 void describe(Fields& f, ActivationReport& r) {
@@ -39,7 +47,7 @@ void describe(Fields& f, ActivationReport& r) {
     f.row("first", r.firstNonFinite, r.firstDifference);
     f("firstInputs", r.firstNonFiniteInputs)("comparison", r.comparison);
     f("tolerance", r.tolerance)("compared", r.comparedCount)("unmatched", r.unmatched);
-    f("references", r.referenceCount);
+    f("references", r.referenceCount)("memory", r.memory);
     f("notes", r.notes)("runMs", r.runMs)("pinnedBytes", r.pinnedBytes)("output", r.output);
 }
 

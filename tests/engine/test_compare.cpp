@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -182,6 +183,60 @@ private Q_SLOTS:
             }
             QCOMPARE(beyond, 3);
         }
+    }
+
+    // The memory of a program's run: each storage a value made, alive from its step to the last
+    // step that reads it; the timeline's peak is the sum of the values alive there.
+    void memoryTimeline_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qulonglong>("peak");
+        // conv's and bn's outputs (1x4x8x8 float32) while bn runs.
+        QTest::newRow("cnn") << QString::fromStdString(kExport) << qulonglong(2048);
+        QTest::newRow("lstm") << QString::fromStdString(savedBy("exported/lstm.pt2"))
+                              << qulonglong(0);
+        QTest::newRow("cond") << QString::fromStdString(savedBy("exported/my_decision_gate.pt2"))
+                              << qulonglong(0);
+    }
+
+    void memoryTimeline() {
+        QFETCH(QString, file);
+        QFETCH(qulonglong, peak);
+        auto model = open(file.toStdString());
+        const auto report = model->activations(ActivationRequest{});
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        const MemoryTimeline& memory = report->memory;
+        QVERIFY(memory.known);
+        QVERIFY(!memory.liveBytes.empty());
+        std::vector<uint64_t> live(memory.liveBytes.size(), 0);
+        uint64_t values = 0;
+        for (const ActivationRecord& r : report->records) {
+            QVERIFY(r.storageBytes == 0 || r.madeAt >= 0);
+            values += r.bytes;
+            for (int step = r.madeAt;
+                 r.storageBytes > 0 && step <= r.lastUseAt && step < static_cast<int>(live.size());
+                 ++step) {
+                live[static_cast<size_t>(step)] += r.storageBytes;
+            }
+        }
+        QVERIFY(values > 0);
+        QCOMPARE(memory.liveBytes, live);
+        QCOMPARE(memory.peakBytes, *std::max_element(live.begin(), live.end()));
+        QCOMPARE(memory.liveBytes[static_cast<size_t>(memory.peakStep)], memory.peakBytes);
+        uint64_t held = 0;
+        for (const int i : memory.peakRecords) {
+            held += report->records[static_cast<size_t>(i)].storageBytes;
+        }
+        QCOMPARE(held, memory.peakBytes);
+        if (peak > 0) {
+            QCOMPARE(memory.peakBytes, uint64_t(peak));
+        }
+        // A TorchScript run says why it has no timeline.
+        auto twin = open(kTwin);
+        ActivationRequest request;
+        request.run.inputsFile = kInputs;
+        const auto scripted = twin->activations(request);
+        QVERIFY(scripted);
+        QVERIFY(!scripted->memory.known && !scripted->memory.note.empty());
     }
 
     // What cannot be compared says why: a reference that does not open, a compiled package's

@@ -83,8 +83,28 @@ struct ActivationRecord {
     std::string comparedWith;  // "cuda:0", "features.3 in FILE", ...
     std::string compareNote;   // why it could not be compared (shape differs, ...)
     std::vector<float> values; // ActivationRequest::pinNodes only
+    // Memory, where the run can say it (an exported program's interpreted run): the value's own
+    // bytes; the bytes of the storage it made first (0 for a view of an earlier value's storage,
+    // an in-place result or a weight); the step that made it and the last step that reads its
+    // storage (the run's step count: it is an output).
+    uint64_t bytes = 0;
+    uint64_t storageBytes = 0;
+    int madeAt = -1;
+    int lastUseAt = -1;
 
     bool nonFinite() const { return nanCount > 0 || infCount > 0; }
+};
+
+// The bytes a run holds, step by step: every storage a value made, alive from the step that made
+// it to the last step that reads it (or any view of it). Inputs and weights, held by the caller,
+// are not counted.
+struct MemoryTimeline {
+    bool known = false; // false: this format's run cannot say (the note says why)
+    std::string note;
+    std::vector<uint64_t> liveBytes; // per step of the run
+    int peakStep = -1;
+    uint64_t peakBytes = 0;
+    std::vector<int> peakRecords; // the records whose storages are alive at the peak
 };
 
 struct ActivationReport {
@@ -106,6 +126,7 @@ struct ActivationReport {
     double runMs = 0; // the instrumented run, statistics included
     uint64_t pinnedBytes = 0;
     OutputValue output;
+    MemoryTimeline memory;
 };
 
 // ---- Passes ----

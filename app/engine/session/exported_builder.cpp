@@ -238,6 +238,26 @@ public:
             }
             program->outputs.push_back(std::move(arg).value());
         }
+        // Where each value is read for the last time: the step, or the end for an output.
+        program->lastUse.assign(static_cast<size_t>(program->slots), -1);
+        const auto reads = [&program](const Arg& arg, int step) {
+            if (arg.slot >= 0) {
+                program->lastUse[static_cast<size_t>(arg.slot)] = step;
+            }
+            for (const int slot : arg.slots) {
+                if (slot >= 0) {
+                    program->lastUse[static_cast<size_t>(slot)] = step;
+                }
+            }
+        };
+        for (size_t k = 0; k < program->steps.size(); ++k) {
+            for (const Arg& arg : program->steps[k].args) {
+                reads(arg, static_cast<int>(k));
+            }
+        }
+        for (const Arg& output : program->outputs) {
+            reads(output, static_cast<int>(program->steps.size()));
+        }
         return program;
     }
 

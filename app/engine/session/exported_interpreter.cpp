@@ -158,7 +158,9 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
             for (const std::vector<int>& slots : step.outputs) {
                 for (const int slot : slots) {
                     if (slot >= 0 && env[size_t(slot)].isTensor()) {
-                        (*observer)(program.names[size_t(slot)], env[size_t(slot)].toTensor());
+                        (*observer)({static_cast<int>(&step - program.steps.data()),
+                                     program.lastUse[size_t(slot)], program.names[size_t(slot)],
+                                     env[size_t(slot)].toTensor()});
                     }
                 }
             }
@@ -281,6 +283,24 @@ ExportedInterpreter::prepare(const ExportedProgram& exported, const torch::Devic
     return interpreter;
 }
 
+size_t ExportedInterpreter::steps() const {
+    return program_->steps.size();
+}
+
+bool ExportedInterpreter::holdsStorage(const at::Tensor& tensor) const {
+    if (!tensor.defined() || !tensor.has_storage()) {
+        return false;
+    }
+    const void* storage = tensor.storage().unsafeGetStorageImpl();
+    for (const Program::Binding& binding : program_->bindings) {
+        if (binding.tensor.defined() && binding.tensor.has_storage() &&
+            binding.tensor.storage().unsafeGetStorageImpl() == storage) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>& inputs) {
     return run(inputs, Observer());
 }
@@ -314,7 +334,8 @@ std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>
             const int slot = program.inputs[i];
             if (program.bindings[i].from == Program::Binding::From::User && slot >= 0 &&
                 placeholders[i].isTensor()) {
-                observer(program.names[size_t(slot)], placeholders[i].toTensor());
+                observer({-1, program.lastUse[size_t(slot)], program.names[size_t(slot)],
+                          placeholders[i].toTensor()});
             }
         }
     }

@@ -47,10 +47,20 @@ public:
     // the node's name and target in front of its message.
     std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs);
     // The same call, with every tensor the top-level graph's user inputs and nodes hold shown to
-    // `observer` by the graph's name for it, in the order they are made (a cond's branch is one
-    // node: what it returns is shown, not what is inside it).
-    using Observer = std::function<void(const std::string& value, const at::Tensor& tensor)>;
+    // `observer` in the order they are made (a cond's branch is one node: what it returns is
+    // shown, not what is inside it).
+    struct Observed {
+        int step = -1;    // the node that made it (its index among steps()); -1: a user input
+        int lastUse = -1; // the last step that reads it; steps() for an output of the graph
+        const std::string& name; // the graph's name for it
+        const at::Tensor& tensor;
+    };
+    using Observer = std::function<void(const Observed&)>;
     std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, const Observer& observer);
+    // How many steps a run of the top-level graph takes (a node each, getitem included).
+    size_t steps() const;
+    // Whether the tensor's storage is one of the program's parameters, buffers or constants.
+    bool holdsStorage(const at::Tensor& tensor) const;
 
     struct Program;
 

@@ -100,26 +100,92 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
 }
 
 // One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
-// names again what its node already made).
+// names again what its node already made), each record with its bytes, the step that made it and
+// the storage it holds; `storages` gets each record's storage (none where it is an input's or a
+// weight's).
+struct Held {
+    const void* storage = nullptr;
+    uint64_t bytes = 0;
+};
+
 c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10::IValue>& inputs,
-                        const ExportedSites& sites, TapRun& run) {
+                        const ExportedSites& sites, TapRun& run,
+                        std::vector<Held>* storages = nullptr) {
     run.sites = sites.sites;
     run.siteModules = sites.siteModules;
     run.occurrences.assign(run.sites.size(), 0);
     std::vector<bool> seen(run.sites.size(), false);
-    const ExportedInterpreter::Observer observer = [&](const std::string& name,
-                                                       const at::Tensor& tensor) {
-        const auto site = sites.byName.find(name);
+    const ExportedInterpreter::Observer observer = [&](const ExportedInterpreter::Observed& v) {
+        const auto site = sites.byName.find(v.name);
         if (site == sites.byName.end() || seen[static_cast<size_t>(site->second)]) {
             return;
         }
         seen[static_cast<size_t>(site->second)] = true;
-        recordValue(run, site->second, tensor);
+        recordValue(run, site->second, v.tensor);
+        if (!storages) {
+            return;
+        }
+        ActivationRecord& r = run.records.back();
+        r.madeAt = v.step;
+        r.lastUseAt = std::max(v.lastUse, v.step); // one nothing reads is held while it is made
+        const bool owned = v.tensor.defined() && v.tensor.has_storage() &&
+                           v.tensor.layout() == at::kStrided && !interpreter.holdsStorage(v.tensor);
+        r.bytes = owned ? static_cast<uint64_t>(v.tensor.numel()) * v.tensor.element_size() : 0;
+        Held held;
+        if (owned && v.step >= 0) {
+            held.storage = v.tensor.storage().unsafeGetStorageImpl();
+            held.bytes = v.tensor.storage().nbytes();
+        }
+        storages->push_back(held);
     };
     c10::InferenceMode inferenceMode;
     std::vector<c10::IValue> outputs = interpreter.run(inputs, observer);
     synchronize(interpreter.device());
     return outputs.size() == 1 ? outputs.front() : c10::ivalue::Tuple::create(std::move(outputs));
+}
+
+// The run's memory from its records: a storage counted once, by the first value that holds it,
+// alive until the last step that reads any value on it.
+MemoryTimeline memoryOf(std::vector<ActivationRecord>& records, const std::vector<Held>& storages,
+                        size_t steps) {
+    MemoryTimeline memory;
+    memory.known = true;
+    std::map<const void*, size_t> owner; // storage -> the record that made it
+    for (size_t i = 0; i < records.size() && i < storages.size(); ++i) {
+        if (!storages[i].storage) {
+            continue;
+        }
+        const auto [found, first] = owner.emplace(storages[i].storage, i);
+        ActivationRecord& holder = records[found->second];
+        if (first) {
+            holder.storageBytes = storages[i].bytes;
+        } else {
+            holder.lastUseAt = std::max(holder.lastUseAt, records[i].lastUseAt);
+            records[i].storageBytes = 0;
+        }
+    }
+    memory.liveBytes.assign(steps, 0);
+    for (const auto& [storage, index] : owner) {
+        const ActivationRecord& r = records[index];
+        const int last = std::min(r.lastUseAt, static_cast<int>(steps) - 1);
+        for (int step = std::max(r.madeAt, 0); step <= last; ++step) {
+            memory.liveBytes[static_cast<size_t>(step)] += r.storageBytes;
+        }
+    }
+    for (size_t step = 0; step < steps; ++step) {
+        if (memory.peakStep < 0 || memory.liveBytes[step] > memory.peakBytes) {
+            memory.peakStep = static_cast<int>(step);
+            memory.peakBytes = memory.liveBytes[step];
+        }
+    }
+    for (const auto& [storage, index] : owner) {
+        const ActivationRecord& r = records[index];
+        if (r.storageBytes > 0 && r.madeAt <= memory.peakStep && memory.peakStep <= r.lastUseAt) {
+            memory.peakRecords.push_back(static_cast<int>(index));
+        }
+    }
+    std::sort(memory.peakRecords.begin(), memory.peakRecords.end());
+    return memory;
 }
 
 } // namespace
@@ -176,14 +242,16 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
         TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
+        std::vector<Held> storages;
         const auto start = std::chrono::steady_clock::now();
-        const c10::IValue output = observedRun(interpreter, inputs, sites, run);
+        const c10::IValue output = observedRun(interpreter, inputs, sites, run, &storages);
         report.runMs = elapsedMs(start);
         if (run.pinOverflow) {
             report.notes.push_back("pinned values beyond " + formatBytes(request.pinBytes) +
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
+        report.memory = memoryOf(run.records, storages, interpreter.steps());
         finishReport(run, sites.model, sites.siteModules, !references.empty(), request.tolerance,
                      report);
         report.output = describeOutput(output, request.run.previewValues);

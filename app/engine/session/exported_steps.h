@@ -55,6 +55,7 @@ struct ExportedInterpreter::Program {
     std::vector<Arg> outputs;
     int slots = 0;
     std::vector<std::string> names; // per slot: the graph's name for the value
+    std::vector<int> lastUse;       // per slot: the last step that reads it; steps.size(): output
     // The top-level program only: how placeholders are bound, and mutated outputs written back.
     struct Binding {
         enum class From { User, Tensor, Token } from = From::User;

@@ -55,6 +55,8 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     report.method = request.run.method;
     report.device = prepared->device.str();
     report.tolerance = request.tolerance;
+    report.memory.note = "a TorchScript run's values are not followed to their last use: the "
+                         "memory timeline is a torch.export program's";
     const int compareModes =
         (request.compareDevice.empty() ? 0 : 1) + (request.compareRun ? 1 : 0) +
         (request.referenceFile.empty() ? 0 : 1) + (request.referenceModel.empty() ? 0 : 1);
