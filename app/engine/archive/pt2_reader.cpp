@@ -180,6 +180,9 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int 
         model.graphOutputs.push_back(argumentText(output, 0));
         model.outputValues.push_back(argumentValue(output));
     }
+    const json& single = member(graph, "is_single_tensor_return");
+    model.singleTensorReturn =
+        single.is_boolean() && single.get<bool>() && model.graphOutputs.size() == 1;
     const json& nodes = member(graph, "nodes");
     if (!nodes.is_array()) {
         model.notes.push_back("its graph has no nodes list");

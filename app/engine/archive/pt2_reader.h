@@ -138,6 +138,9 @@ struct Pt2Model {
     std::vector<std::string> graphInputs;            // the graph's placeholders, in order
     std::vector<std::string> graphOutputs;           // what the graph returns
     std::vector<Pt2Value> inputValues, outputValues; // the same, as values
+    // The graph returns its one output itself, not in a tuple (a while_loop's cond_fn):
+    // is_single_tensor_return.
+    bool singleTensorReturn = false;
     // symbol -> "VR[2, 64]", in the archive's order (Python prints them in it)
     std::vector<std::pair<std::string, std::string>> rangeConstraints;
     std::vector<Pt2Weight> weights, constants;

@@ -204,7 +204,8 @@ std::vector<FxNode> fxNodes(const Pt2Model& model) {
     }
     FxNode output;
     output.op = output.name = output.target = "output";
-    const std::string tuple = model.graphOutputs.size() == 1
+    const std::string tuple = model.singleTensorReturn ? model.graphOutputs.front()
+                              : model.graphOutputs.size() == 1
                                   ? "(" + model.graphOutputs.front() + ",)"
                                   : "(" + join(model.graphOutputs, ", ") + ")";
     output.args = {{"", tuple, tuple}};

@@ -7,6 +7,7 @@
 #include <pt2_values.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -202,6 +203,16 @@ at::Tensor wrappedNumber(at::Tensor tensor) {
     return tensor;
 }
 
+// Whether `version` ("2.14.1+cu130") is a later release than this LibTorch's.
+bool newerThanThisLibTorch(const std::string& version) {
+    const auto release = [](const std::string& v) {
+        int major = 0, minor = 0;
+        return std::sscanf(v.c_str(), "%d.%d", &major, &minor) == 2 ? std::pair(major, minor)
+                                                                    : std::pair(0, 0);
+    };
+    return release(libtorchVersion()) < release(version);
+}
+
 class Builder {
 public:
     Builder(const torch::Device& device)
@@ -270,17 +281,13 @@ private:
         const std::string& target = node.target;
         step.label = "node '" + node.name + "' (" + target + ")";
         const std::string at = where + ": " + step.label;
-        if (target == "torch.ops.higher_order.cond") {
-            auto cond = this->cond(graph, node, slots, at);
-            if (!cond) {
-                return cond.error();
+        if (target.rfind("torch.ops.higher_order.", 0) == 0) {
+            auto call = higherOrder(graph, node, slots, at);
+            if (!call) {
+                return call.error();
             }
-            step = std::move(cond).value();
+            step = std::move(call).value();
             step.label = "node '" + node.name + "' (" + target + ")";
-        } else if (target.rfind("torch.ops.higher_order.", 0) == 0) {
-            return Error{ErrorKind::Format,
-                         at + ": the higher-order operator " + target.substr(23) +
-                             " is not run by ScriptScope's interpreter yet (torch.cond is)"};
         } else if (target.rfind("torch.ops.", 0) == 0) {
             auto call = operatorCall(node, slots, at);
             if (!call) {
@@ -314,8 +321,8 @@ private:
         while (!outputs.empty() && outputs.size() > returns && outputs.back().kind == Kind::None) {
             outputs.pop_back();
         }
-        if (step.what == Step::What::Cond) {
-            // cond returns a tuple: its elements are the node's outputs.
+        if (step.what >= Step::What::Cond) {
+            // A higher-order operator returns a tuple: its elements are the node's outputs.
             Pt2Value all;
             all.kind = Kind::Tensors;
             for (const Pt2Value& output : outputs) {
@@ -423,9 +430,21 @@ private:
         }
         for (size_t i = 0; i < used.size(); ++i) {
             if (!used[i]) {
-                return Error{ErrorKind::Format, at + ": " + schema.name() + " has no argument '" +
-                                                    node.inputs[i].name +
-                                                    "' (its schema: " + toString(schema) + ")"};
+                Error e{ErrorKind::Format, at + ": " + schema.name() + " has no argument '" +
+                                               node.inputs[i].name +
+                                               "' (its schema: " + toString(schema) + ")"};
+                // PyTorch's own operators gain arguments from release to release: an archive
+                // a newer PyTorch saved may give one this LibTorch's does not have.
+                if ((name.rfind("aten::", 0) == 0 || name.rfind("prims::", 0) == 0) &&
+                    newerThanThisLibTorch(exportedBy_)) {
+                    e.kind = ErrorKind::NeedsNewerLibTorch;
+                    e.operatorName = schema.name();
+                    e.message = at + ": LibTorch " + libtorchVersion() + "'s " + schema.name() +
+                                " has no argument '" + node.inputs[i].name +
+                                "'; the program was exported by a newer PyTorch. Open it with a "
+                                "ScriptScope built on that PyTorch (scripts/setup.sh --torch-venv)";
+                }
+                return e;
             }
         }
         return step;
@@ -449,39 +468,108 @@ private:
         return std::nullopt;
     }
 
-    // torch.cond(pred, true_graph, false_graph, operands).
-    Expected<Step> cond(const Pt2Model& graph, const Pt2Node& node,
-                        const std::map<std::string, int>& slots, const std::string& at) {
-        if (node.inputs.size() != 4 || node.inputs[1].value.kind != Kind::Graph ||
-            node.inputs[2].value.kind != Kind::Graph) {
-            return Error{ErrorKind::Format, at + " is not cond(pred, true_fn, false_fn, operands)"};
+    // A higher-order operator: its graphs built as programs (in order), its other inputs as
+    // arguments in order, checked against what the operator takes:
+    //   cond(pred, true_graph, false_graph, operands)
+    //   while_loop(cond_graph, body_graph, carried_inputs, additional_inputs)
+    //   map_impl(body_graph, xs, args)
+    //   wrap_with_set_grad_enabled(enabled, graph, *args)
+    //   wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args)
+    Expected<Step> higherOrder(const Pt2Model& graph, const Pt2Node& node,
+                               const std::map<std::string, int>& slots, const std::string& at) {
+        struct Form {
+            const char* name;
+            Step::What what;
+            size_t graphs;
+            std::vector<Kind> before; // the inputs before the first graph
+            size_t lists;             // lists of tensors after the graphs; else each a tensor
+            const char* signature;
+        };
+        static const Form forms[] = {
+            {"cond",
+             Step::What::Cond,
+             2,
+             {Kind::None},
+             1,
+             "cond(pred, true_fn, false_fn, operands)"},
+            {"while_loop",
+             Step::What::WhileLoop,
+             2,
+             {},
+             2,
+             "while_loop(cond_fn, body_fn, carried_inputs, additional_inputs)"},
+            {"map_impl", Step::What::Map, 1, {}, 2, "map_impl(body_fn, xs, args)"},
+            {"wrap_with_set_grad_enabled",
+             Step::What::SetGrad,
+             1,
+             {Kind::Bool},
+             0,
+             "wrap_with_set_grad_enabled(enabled, graph, *args)"},
+            {"wrap_with_autocast",
+             Step::What::Autocast,
+             1,
+             {Kind::String, Kind::ScalarType, Kind::Bool, Kind::Bool},
+             0,
+             "wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args)"},
+        };
+        const std::string name = node.target.substr(23);
+        const Form* form = nullptr;
+        for (const Form& f : forms) {
+            form = name == f.name ? &f : form;
+        }
+        if (!form) {
+            return Error{ErrorKind::Format,
+                         at + ": the higher-order operator " + name +
+                             " is not run by ScriptScope's interpreter yet (cond, while_loop, "
+                             "map, wrap_with_set_grad_enabled and wrap_with_autocast are)"};
+        }
+        const auto wrong = [&] {
+            return Error{ErrorKind::Format, at + " is not " + form->signature};
+        };
+        const size_t before = form->before.size();
+        if (node.inputs.size() < before + form->graphs ||
+            (form->lists > 0 && node.inputs.size() != before + form->graphs + form->lists)) {
+            return wrong();
         }
         Step step;
-        step.what = Step::What::Cond;
-        for (const size_t i : {size_t(0), size_t(3)}) {
-            auto arg = value(node.inputs[i].value, "", slots, at);
+        step.what = form->what;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            const Pt2Value& input = node.inputs[i].value;
+            const bool isGraph = i >= before && i < before + form->graphs;
+            if (isGraph != (input.kind == Kind::Graph) ||
+                (i < before && form->before[i] != Kind::None && input.kind != form->before[i])) {
+                return wrong();
+            }
+            if (isGraph) {
+                const auto found = std::find_if(
+                    graph.subgraphs.begin(), graph.subgraphs.end(),
+                    [&](const Pt2Model& subgraph) { return subgraph.name == input.text; });
+                if (found == graph.subgraphs.end()) {
+                    return Error{ErrorKind::Format, at + " calls the graph '" + input.text +
+                                                        "', which the archive does not hold"};
+                }
+                auto branch = build(*found, at + " > " + input.text);
+                if (!branch) {
+                    return branch.error();
+                }
+                step.branches.push_back(std::move(branch).value());
+                continue;
+            }
+            auto arg = value(input, "", slots, at);
             if (!arg) {
                 return arg.error();
             }
+            if (i >= before + form->graphs) {
+                const bool list = arg->how == Arg::How::Tensors ||
+                                  (arg->how == Arg::How::Constant && input.kind == Kind::Tensors);
+                const bool tensor = arg->how == Arg::How::Slot && input.kind == Kind::Tensor;
+                if (form->lists > 0 ? !list : !tensor) {
+                    return Error{ErrorKind::Format,
+                                 at + ": its operands are not " +
+                                     (form->lists > 0 ? "lists of tensors" : "tensors")};
+                }
+            }
             step.args.push_back(std::move(arg).value());
-        }
-        if (step.args[1].how != Arg::How::Tensors && step.args[1].how != Arg::How::Constant) {
-            return Error{ErrorKind::Format, at + ": its operands are not a list of tensors"};
-        }
-        for (const size_t i : {size_t(1), size_t(2)}) {
-            const std::string& name = node.inputs[i].value.text;
-            const auto found =
-                std::find_if(graph.subgraphs.begin(), graph.subgraphs.end(),
-                             [&](const Pt2Model& subgraph) { return subgraph.name == name; });
-            if (found == graph.subgraphs.end()) {
-                return Error{ErrorKind::Format, at + " calls the graph '" + name +
-                                                    "', which the archive does not hold"};
-            }
-            auto branch = build(*found, at + " > " + name);
-            if (!branch) {
-                return branch.error();
-            }
-            step.branches.push_back(std::move(branch).value());
         }
         return step;
     }
@@ -631,6 +719,10 @@ private:
         return arg;
     }
 
+public:
+    std::string exportedBy_; // the PyTorch that saved the program ("2.14.1+cu130")
+
+private:
     torch::Device device_;
 };
 
@@ -639,6 +731,7 @@ private:
 Expected<std::shared_ptr<Program>> buildProgram(const Pt2Model& graph, const torch::Device& device,
                                                 const std::string& where) {
     Builder builder(device);
+    builder.exportedBy_ = graph.torchVersion;
     return builder.build(graph, where);
 }
 

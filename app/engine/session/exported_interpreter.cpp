@@ -7,6 +7,9 @@
 
 #include <graph_check.h>
 
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -70,6 +73,16 @@ c10::IValue make(const Arg& arg, const std::vector<c10::IValue>& env) {
 std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IValue> inputs,
                                     const ExportedInterpreter::Observer* observer = nullptr);
 
+bool truth(const c10::IValue& value) {
+    return value.isTensor() ? value.toTensor().item<bool>()
+           : value.isBool() ? value.toBool()
+                            : value.toInt() != 0;
+}
+
+std::vector<c10::IValue> elementsOf(const c10::IValue& value) {
+    return value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+}
+
 void assign(const Step& step, size_t index, const c10::IValue& value,
             std::vector<c10::IValue>& env) {
     const std::vector<int>& slots = step.outputs[index];
@@ -79,14 +92,150 @@ void assign(const Step& step, size_t index, const c10::IValue& value,
         }
         return;
     }
-    const std::vector<c10::IValue> elements =
-        value.isTuple() ? value.toTupleRef().elements().vec() : value.toListRef().vec();
+    const std::vector<c10::IValue> elements = elementsOf(value);
     TORCH_CHECK(elements.size() == slots.size(), step.label, " returned ", elements.size(),
                 " values where the graph names ", slots.size());
     for (size_t i = 0; i < slots.size(); ++i) {
         if (slots[i] >= 0) {
             env[size_t(slots[i])] = elements[i];
         }
+    }
+}
+
+// torch.autocast(device_type, dtype, enabled, cache_enabled) over a block, as Python's context
+// manager enters and leaves it.
+class AutocastScope {
+public:
+    AutocastScope(c10::DeviceType device, c10::ScalarType dtype, bool enabled, bool cache)
+        : device_(device)
+        , wasEnabled_(enabled_())
+        , wasDtype_(dtype_())
+        , wasCache_(at::autocast::is_autocast_cache_enabled()) {
+        setEnabled(enabled);
+        setDtype(dtype);
+        at::autocast::set_autocast_cache_enabled(cache);
+        at::autocast::increment_nesting();
+    }
+    ~AutocastScope() {
+        if (at::autocast::decrement_nesting() == 0) {
+            at::autocast::clear_cache();
+        }
+        setEnabled(wasEnabled_);
+        setDtype(wasDtype_);
+        at::autocast::set_autocast_cache_enabled(wasCache_);
+    }
+    AutocastScope(const AutocastScope&) = delete;
+    AutocastScope& operator=(const AutocastScope&) = delete;
+
+private:
+#if TORCH_VERSION_MAJOR >= 2
+    bool enabled_() const {
+        return at::autocast::is_autocast_enabled(device_);
+    }
+    c10::ScalarType dtype_() const {
+        return at::autocast::get_autocast_dtype(device_);
+    }
+    void setEnabled(bool on) {
+        at::autocast::set_autocast_enabled(device_, on);
+    }
+    void setDtype(c10::ScalarType t) {
+        at::autocast::set_autocast_dtype(device_, t);
+    }
+#else
+    // LibTorch 1.13: one switch and one dtype for the CPU, one for CUDA.
+    bool cpu() const {
+        return device_ == c10::DeviceType::CPU;
+    }
+    bool enabled_() const {
+        return cpu() ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+    }
+    c10::ScalarType dtype_() const {
+        return cpu() ? at::autocast::get_autocast_cpu_dtype()
+                     : at::autocast::get_autocast_gpu_dtype();
+    }
+    void setEnabled(bool on) {
+        cpu() ? at::autocast::set_cpu_enabled(on) : at::autocast::set_enabled(on);
+    }
+    void setDtype(c10::ScalarType t) {
+        cpu() ? at::autocast::set_autocast_cpu_dtype(t) : at::autocast::set_autocast_gpu_dtype(t);
+    }
+#endif
+    c10::DeviceType device_;
+    bool wasEnabled_;
+    c10::ScalarType wasDtype_;
+    bool wasCache_;
+};
+
+// A higher-order operator's call: its graphs run on the operands as Python's implementation
+// runs them; what it returns, as one tuple.
+std::vector<c10::IValue> runHigherOrder(const Step& step, const torch::jit::Stack& stack) {
+    switch (step.what) {
+    case Step::What::Cond: {
+        const bool taken = truth(stack.at(0));
+        return runProgram(*step.branches[taken ? 0 : 1], elementsOf(stack.at(1)));
+    }
+    case Step::What::WhileLoop: {
+        std::vector<c10::IValue> carried = elementsOf(stack.at(0));
+        const std::vector<c10::IValue> additional = elementsOf(stack.at(1));
+        const size_t count = carried.size();
+        for (;;) {
+            std::vector<c10::IValue> operands = carried;
+            operands.insert(operands.end(), additional.begin(), additional.end());
+            const std::vector<c10::IValue> predicate = runProgram(*step.branches[0], operands);
+            TORCH_CHECK(predicate.size() == 1, step.label, ": its cond_fn returned ",
+                        predicate.size(), " values, not one");
+            if (!truth(predicate[0])) {
+                return carried;
+            }
+            carried = runProgram(*step.branches[1], std::move(operands));
+            TORCH_CHECK(carried.size() == count, step.label, ": its body_fn returned ",
+                        carried.size(), " values for ", count, " carried inputs");
+        }
+    }
+    case Step::What::Map: {
+        // The body on each slice of the mapped tensors along their first dimension, its results
+        // stacked.
+        const std::vector<c10::IValue> xs = elementsOf(stack.at(0));
+        const std::vector<c10::IValue> args = elementsOf(stack.at(1));
+        TORCH_CHECK(!xs.empty(), step.label, ": map takes at least one tensor to map over");
+        const int64_t n = xs[0].toTensor().dim() > 0 ? xs[0].toTensor().size(0) : -1;
+        TORCH_CHECK(n > 0, step.label, ": map takes tensors of at least one slice");
+        std::vector<std::vector<at::Tensor>> slices;
+        for (int64_t i = 0; i < n; ++i) {
+            std::vector<c10::IValue> operands;
+            for (const c10::IValue& x : xs) {
+                const at::Tensor& t = x.toTensor();
+                TORCH_CHECK(t.dim() > 0 && t.size(0) == n, step.label,
+                            ": the tensors it maps over differ in their first dimension");
+                operands.emplace_back(t.select(0, i));
+            }
+            operands.insert(operands.end(), args.begin(), args.end());
+            const std::vector<c10::IValue> results = runProgram(*step.branches[0], operands);
+            slices.resize(results.size());
+            for (size_t r = 0; r < results.size(); ++r) {
+                slices[r].push_back(results[r].toTensor());
+            }
+        }
+        std::vector<c10::IValue> stacked;
+        for (const auto& outputs : slices) {
+            stacked.emplace_back(at::stack(outputs));
+        }
+        return stacked;
+    }
+    case Step::What::SetGrad: {
+        // Grad mode changes no value; the weights are detached, so nothing is recorded for a
+        // backward pass even where it is on.
+        const c10::AutoGradMode mode(stack.at(0).toBool());
+        return runProgram(*step.branches[0], {stack.begin() + 1, stack.end()});
+    }
+    case Step::What::Autocast: {
+        const c10::Device device(stack.at(0).toStringRef());
+        const AutocastScope scope(device.type(), static_cast<c10::ScalarType>(stack.at(1).toInt()),
+                                  stack.at(2).toBool(), stack.at(3).toBool());
+        return runProgram(*step.branches[0], {stack.begin() + 4, stack.end()});
+    }
+    default:
+        TORCH_CHECK(false, step.label, " is not a higher-order operator");
     }
 }
 
@@ -105,10 +254,8 @@ void runStep(const Step& step, std::vector<c10::IValue>& env, torch::jit::Stack&
         break;
     }
     case Step::What::GetItem: {
-        const c10::IValue& container = stack.at(0);
         const int64_t index = stack.at(1).toInt();
-        const auto elements = container.isTuple() ? container.toTupleRef().elements().vec()
-                                                  : container.toListRef().vec();
+        const auto elements = elementsOf(stack.at(0));
         const int64_t size = static_cast<int64_t>(elements.size());
         TORCH_CHECK(index >= -size && index < size, step.label, ": index ", index,
                     " out of range for ", size, " values");
@@ -116,14 +263,12 @@ void runStep(const Step& step, std::vector<c10::IValue>& env, torch::jit::Stack&
         stack.assign(1, std::move(element));
         break;
     }
-    case Step::What::Cond: {
-        const c10::IValue& predicate = stack.at(0);
-        const bool taken = predicate.isTensor() ? predicate.toTensor().item<bool>()
-                           : predicate.isBool() ? predicate.toBool()
-                                                : predicate.toInt() != 0;
-        const auto operands = stack.at(1).toListRef().vec();
-        std::vector<c10::IValue> results =
-            runProgram(*step.branches[taken ? 0 : 1], {operands.begin(), operands.end()});
+    case Step::What::Cond:
+    case Step::What::WhileLoop:
+    case Step::What::Map:
+    case Step::What::SetGrad:
+    case Step::What::Autocast: {
+        std::vector<c10::IValue> results = runHigherOrder(step, stack);
         stack.assign(1, c10::ivalue::Tuple::create(std::move(results)));
         break;
     }

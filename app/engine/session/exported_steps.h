@@ -36,7 +36,9 @@ struct Arg {
 using SymFunction = std::function<c10::IValue(const std::vector<c10::IValue>&)>;
 
 struct Step {
-    enum class What { Operator, Python, GetItem, Cond };
+    // The higher-order operators: cond, while_loop, map_impl, wrap_with_set_grad_enabled and
+    // wrap_with_autocast, each with its graphs as programs of their own (branches).
+    enum class What { Operator, Python, GetItem, Cond, WhileLoop, Map, SetGrad, Autocast };
     What what = What::Operator;
     std::string label;  // "node 'conv2d' (aten::conv2d)"
     std::string module; // the innermost module of its nn_module_stack ("layer1.0.conv1")
@@ -47,7 +49,8 @@ struct Step {
     // Where each return goes: one slot, or (a list return) one slot per element.
     std::vector<std::vector<int>> outputs;
     std::vector<bool> listOutput;
-    std::vector<std::shared_ptr<const ExportedInterpreter::Program>> branches; // cond: true, false
+    // cond: true, false; while_loop: cond, body; the others: the body.
+    std::vector<std::shared_ptr<const ExportedInterpreter::Program>> branches;
 };
 struct ExportedInterpreter::Program {
     std::vector<int> inputs; // the placeholders' slots, -1 for one that is not a value
