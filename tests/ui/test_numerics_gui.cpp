@@ -8,10 +8,14 @@
 #include "test_support.h"
 
 #include <code_view.h>
+#include <comparison_view.h>
 #include <graph_diagram.h>
 #include <main_window.h>
+
 #include <model_workspace.h>
 #include <numerics_panel.h>
+#include <plot_style.h>
+#include <run_memory_view.h>
 #include <run_panel.h>
 #include <worker_client.h>
 
@@ -320,6 +324,67 @@ private Q_SLOTS:
         panel_->compareWith(fx("nan_nested.inputs.pt"));
         QVERIFY(QTest::qWaitFor([&]() { return !failed.isEmpty(); }, 60000));
         QVERIFY(panel_->diffSummary()->text().contains(QStringLiteral("Cannot compare")));
+    }
+
+    // The Compare tab: the TorchScript archive against its export, every module output matched
+    // and none apart; against a copy whose activation differs, the first divergence is that
+    // module, selected in the table and in the diagram on request.
+    void comparedWithAnotherModel() {
+        const QString saved = QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by/");
+        QVERIFY(open(saved + QStringLiteral("traced_cnn.torch2.14.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("1x3x8x8"));
+        showNumerics(3);
+        ComparisonView* view = panel_->comparisonView();
+        QVERIFY(view->chooseButton()->isEnabled());
+        QSignalSpy shown(panel_, &NumericsPanel::activationsShown);
+        Q_EMIT view->compareRequested(saved + QStringLiteral("exported_cnn.torch2.14.pt2"));
+        QVERIFY(shown.wait(120000));
+        QCOMPARE(view->table()->rowCount(), 3);
+        QVERIFY2(view->summary()->text().contains(QStringLiteral("matched 3 of its 3")),
+                 qPrintable(view->summary()->text()));
+        QVERIFY(view->summary()->text().contains(QStringLiteral("No divergence")));
+        QVERIFY(!view->firstDivergenceButton()->isEnabled());
+        saveScreenshot(window_, QStringLiteral("numerics-compare-export"));
+
+        QVERIFY(open(fx("diff_base.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("1x1x8x8"));
+        showNumerics(3);
+        QCOMPARE(view->table()->rowCount(), 0); // the last model's comparison is gone
+        Q_EMIT view->compareRequested(fx("diff_retyped.pt"));
+        QVERIFY(shown.wait(120000));
+        QVERIFY(view->firstDivergenceButton()->isEnabled());
+        QVERIFY2(view->summary()->text().contains(QStringLiteral("First divergence")) &&
+                     view->summary()->text().contains(QStringLiteral("act")),
+                 qPrintable(view->summary()->text()));
+        view->goToFirstDivergence();
+        const int row = view->table()->currentRow();
+        QVERIFY(row >= 0);
+        QCOMPARE(view->table()->item(row, ComparisonView::ModuleColumn)->text(),
+                 QStringLiteral("act"));
+        showNumerics(3);
+        saveScreenshot(window_, QStringLiteral("numerics-compare-divergence"));
+    }
+
+    // The Memory tab: a .pt2's recorded run, the bytes it holds at each step and its peak.
+    void memoryOfAProgram() {
+        QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
+                                    "/tests/fixtures/saved_by/exported_cnn.torch2.14.pt2")));
+        showNumerics(0);
+        QVERIFY(record());
+        showNumerics(4);
+        RunMemoryView* view = panel_->memoryView();
+        QVERIFY2(view->summary()->text().contains(QStringLiteral("Peak: 2.0 KiB")),
+                 qPrintable(view->summary()->text()));
+        QCOMPARE(view->plot()->graphCount(), 2);
+        QCOMPARE(view->plot()->graph(0)->dataCount(), 5);
+        saveScreenshot(window_, QStringLiteral("numerics-memory"));
+        // A TorchScript run says why it has no timeline.
+        QVERIFY(open(fx("nan_nested.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
+        showNumerics(0);
+        QVERIFY(record());
+        QVERIFY(view->summary()->text().contains(QStringLiteral("No timeline")));
+        QCOMPARE(view->plot()->graphCount(), 0);
     }
 
     void darkTheme() {

@@ -1,7 +1,10 @@
 // The Numerics workspace's Activations tab: every value of one run, its table and histogram,
 // the first NaN and comparisons, the graph painted by a statistic.
 #include "numerics_common.h"
+
+#include "comparison_view.h"
 #include "numerics_panel.h"
+#include "run_memory_view.h"
 
 #include "capability.h"
 #include "operator_libraries.h"
@@ -314,6 +317,8 @@ void NumericsPanel::recordActivations() {
 
 void NumericsPanel::showReport(const ActivationReport& report) {
     model_->setReport(report);
+    comparison_->setReport(report);
+    memory_->setReport(report);
     table_->setColumnHidden(ActivationTableModel::DiffColumn, report.comparison.empty());
     table_->resizeColumnsToContents();
     const auto& records = report.records;

@@ -3,6 +3,9 @@
 #include "numerics_panel.h"
 #include "numerics_common.h"
 
+#include "comparison_view.h"
+#include "run_memory_view.h"
+
 #include "capability.h"
 #include "operator_libraries.h"
 
@@ -108,7 +111,19 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
     tabs_->addTab(buildActivations(), tr("&Activations"));
     tabs_->addTab(buildPasses(), tr("&Passes"));
     tabs_->addTab(buildDiff(), tr("&Diff"));
+    comparison_ = new ComparisonView(this);
+    tabs_->addTab(comparison_, tr("&Compare"));
+    memory_ = new RunMemoryView(this);
+    tabs_->addTab(memory_, tr("&Memory"));
     layout->addWidget(tabs_);
+
+    connect(comparison_, &ComparisonView::compareRequested, this, [this](const QString& path) {
+        setComparison(QStringLiteral("model"), path);
+        tolerance_->setValue(comparison_->tolerance());
+        recordActivations();
+    });
+    connect(comparison_, &ComparisonView::showRecord, this, &NumericsPanel::showRecordInGraph);
+    connect(memory_, &RunMemoryView::showRecord, this, &NumericsPanel::showRecordInGraph);
 
     connect(worker_, &WorkerClient::activationsReady, this,
             [this](quint64 id, const ActivationReport& report) {
@@ -183,6 +198,9 @@ void NumericsPanel::clearAll() {
     offer(apply_, modelInfo_, Capability::Optimize);
     offer(diffOpen_, modelInfo_, Capability::Diff);
     model_->setReport({});
+    comparison_->clear();
+    comparison_->setUnavailable(q(modelInfo_.lacks(Capability::Activations)));
+    memory_->clear();
     histogram_->clearPlottables();
     if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {
         title->setText(tr("Histogram"));

@@ -6,6 +6,9 @@
 //                archive, and the graph painted by a chosen statistic;
 //   Passes       optimisation passes on a copy: node counts per kind, the graph before and after
 //                side by side, timing and max |diff| of the outputs, the copy saved as an archive;
+//   Compare      the shown model against another one, module output by module output, to the
+//                first divergence (comparison_view.h);
+//   Memory       the bytes the recorded run holds, step by step (run_memory_view.h);
 //   Diff         the shown archive against another one.
 // Everything belongs to the model shown: another model clears it.
 #pragma once
@@ -35,6 +38,8 @@ class QTreeWidget;
 
 namespace scriptscope {
 
+class ComparisonView;
+class RunMemoryView;
 class ModelWorkspace;
 class RunPanel;
 class WorkerClient;
@@ -116,6 +121,8 @@ public:
     QPushButton* saveCopyButton() const { return saveCopy_; }
     QPushButton* recordButton() const { return record_; }
     QPushButton* applyButton() const { return apply_; }
+    ComparisonView* comparisonView() const { return comparison_; }
+    RunMemoryView* memoryView() const { return memory_; }
     QTreeWidget* diffTree() const { return diffTree_; }
     QPlainTextEdit* diffText() const { return diffText_; }
     QLabel* diffSummary() const { return diffSummary_; }
@@ -183,6 +190,8 @@ private:
     QSortFilterProxyModel* proxy_ = nullptr;
     QCustomPlot* histogram_ = nullptr;
     QLabel* details_ = nullptr;
+    ComparisonView* comparison_ = nullptr;
+    RunMemoryView* memory_ = nullptr;
     // Passes
     QListWidget* passes_ = nullptr;
     QPushButton* apply_ = nullptr;
