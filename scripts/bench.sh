@@ -23,3 +23,14 @@ build/bin/bench_diagram --op-library "$(cat "$(cat build/fixtures-dir.txt)/torch
 build/bin/bench_numerics build/bench/resnet18.pt build/bench/resnet50.pt build/bench/resnet50_other.pt
 build/bin/bench_pipeline build/bench/resnet18.pt
 build/bin/bench_cli build/bin/scriptscope-cli build/bin/raw_graph "$(cat build/fixtures-dir.txt)/compute.pt"
+# A plain .pt2 through the interpreter against ep.module() and its TorchScript twin: the 2.x build's
+# CLI (scripts/setup.sh --torch-venv), where there is one.
+if [ -n "$venv_python" ]; then
+    version=$(basename "$(dirname "$(dirname "$venv_python")")")
+    cli=build-${version/-/}/bin/scriptscope-cli
+    if [ -x "$cli" ]; then
+        "$venv_python" tests/benchmarks/bench_exported.py "$venv_python" "$cli" build/bench/exported
+    else
+        echo "bench_exported: no $cli (scripts/setup.sh --torch-venv builds it)"
+    fi
+fi

@@ -12,7 +12,8 @@ QT_QPA_PLATFORM=offscreen build/bin/test_real_models_gui >/dev/null
 QT_QPA_PLATFORM=offscreen build/bin/test_frames_gui >/dev/null
 for name in details-view code-view graph-view archive-view worker-crash-message \
     warp-editor warp-editor-rectify warp-editor-refused run-panel module-profile timing-plot \
-    numerics-first-nan numerics-compared numerics-passes numerics-diff run-detection-result \
+    numerics-first-nan numerics-compared numerics-passes numerics-diff numerics-compare-divergence \
+    numerics-memory run-detection-result \
     demo-page-result frames-video-played; do
     cp "build/screenshots/$name.png" "docs/screenshots/$name.png"
 done
