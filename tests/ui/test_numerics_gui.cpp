@@ -363,6 +363,10 @@ private Q_SLOTS:
                  QStringLiteral("act"));
         showNumerics(3);
         saveScreenshot(window_, QStringLiteral("numerics-compare-divergence"));
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(scriptscope::test::darkPalette());
+        saveScreenshot(window_, QStringLiteral("numerics-compare-divergence-dark"));
+        QApplication::setPalette(light);
     }
 
     // The Memory tab: a .pt2's recorded run, the bytes it holds at each step and its peak.
@@ -378,6 +382,10 @@ private Q_SLOTS:
         QCOMPARE(view->plot()->graphCount(), 2);
         QCOMPARE(view->plot()->graph(0)->dataCount(), 5);
         saveScreenshot(window_, QStringLiteral("numerics-memory"));
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(scriptscope::test::darkPalette());
+        saveScreenshot(window_, QStringLiteral("numerics-memory-dark"));
+        QApplication::setPalette(light);
         // A TorchScript run says why it has no timeline.
         QVERIFY(open(fx("nan_nested.pt")));
         window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));

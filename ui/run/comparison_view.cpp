@@ -4,6 +4,7 @@
 #include <format.h>
 
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFont>
 #include <QHBoxLayout>
@@ -99,6 +100,13 @@ ComparisonView::ComparisonView(QWidget* parent)
     clear();
 }
 
+void ComparisonView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && table_->rowCount() > 0) {
+        setReport(ActivationReport(report_)); // the diverging rows' colour is the theme's
+    }
+}
+
 double ComparisonView::tolerance() const {
     return tolerance_->value();
 }
@@ -115,6 +123,7 @@ void ComparisonView::setUnavailable(const QString& why) {
 }
 
 void ComparisonView::clear() {
+    report_ = {};
     table_->setRowCount(0);
     firstRow_ = firstRecord_ = -1;
     first_->setEnabled(false);
@@ -128,6 +137,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
         clear();
         return;
     }
+    report_ = report;
     table_->setSortingEnabled(false);
     table_->setRowCount(0);
     firstRow_ = firstRecord_ = -1;

@@ -56,7 +56,11 @@ Q_SIGNALS:
     // The report's record to show in the Model workspace's diagram.
     void showRecord(int record);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    ActivationReport report_; // what the table shows, drawn again in another theme
     QPushButton* choose_ = nullptr;
     QDoubleSpinBox* tolerance_ = nullptr;
     QPushButton* first_ = nullptr;

@@ -66,10 +66,14 @@ void RunMemoryView::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         stylePlot(plot_, palette());
+        if (report_.memory.known) {
+            setReport(ActivationReport(report_)); // the fill and the label are the theme's
+        }
     }
 }
 
 void RunMemoryView::clear(const QString& why) {
+    report_ = {};
     plot_->clearPlottables();
     plot_->clearItems();
     plot_->replot();
@@ -86,6 +90,7 @@ void RunMemoryView::setReport(const ActivationReport& report) {
         clear(memory.note.empty() ? QString() : tr("No timeline: %1").arg(q(memory.note)));
         return;
     }
+    report_ = report;
     plot_->clearPlottables();
     plot_->clearItems();
     const auto [scale, unit] = unitFor(memory.peakBytes);

@@ -34,6 +34,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    ActivationReport report_; // what the plot shows, drawn again in another theme
     QCustomPlot* plot_ = nullptr;
     QLabel* summary_ = nullptr;
     QPushButton* showPeak_ = nullptr;
