@@ -49,12 +49,7 @@ ComparisonView::ComparisonView(QWidget* parent)
     choose_->setObjectName(QStringLiteral("compareModel"));
     choose_->setToolTip(tr("Runs this model and another (a .pt, a .pt2: its export, another "
                            "copy) on the Run workspace's inputs, module output by module output"));
-    tolerance_ = new QDoubleSpinBox(this);
-    tolerance_->setDecimals(8);
-    tolerance_->setRange(0, 1e6);
-    tolerance_->setValue(1e-4);
-    tolerance_->setPrefix(tr("tolerance "));
-    tolerance_->setToolTip(tr("The largest |difference| that is not yet a divergence"));
+    tolerance_ = toleranceBox(this, tr("The largest |difference| that is not yet a divergence"));
     first_ = new QPushButton(tr("Go to the first divergence"), this);
     first_->setObjectName(QStringLiteral("firstDivergence"));
     first_->setToolTip(tr("Selects it here and in the Model workspace's diagram"));

@@ -67,15 +67,10 @@ QWidget* NumericsPanel::buildActivations() {
     compare_->addItem(tr("Compare with another device\u2026"), QStringLiteral("device"));
     compare_->addItem(tr("Compare with values saved from Python\u2026"), QStringLiteral("file"));
     compare_->addItem(tr("Compare with the current inputs, kept"), QStringLiteral("inputs"));
-    compare_->addItem(tr("Compare with another archive\u2026"), QStringLiteral("model"));
+    compare_->addItem(tr("Compare with another model\u2026"), QStringLiteral("model"));
     compare_->setToolTip(tr("Values saved from Python: torch.save({module_path: tensor, ...}), "
                             "each compared with the output of the module with that path"));
-    tolerance_ = new QDoubleSpinBox(page);
-    tolerance_->setDecimals(8);
-    tolerance_->setRange(0, 1e6);
-    tolerance_->setValue(1e-4);
-    tolerance_->setPrefix(tr("tolerance "));
-    tolerance_->setToolTip(tr("The largest |difference| that still counts as equal"));
+    tolerance_ = toleranceBox(page, tr("The largest |difference| that still counts as equal"));
     bar->addWidget(record_);
     bar->addWidget(compare_);
     bar->addWidget(tolerance_);
@@ -278,7 +273,7 @@ void NumericsPanel::setComparison(const QString& kind, const QString& target) {
                                  : tr("Compare with the current inputs, kept"));
     compare_->setItemText(4, kind == QLatin1String("model")
                                  ? tr("Compare with %1").arg(name)
-                                 : tr("Compare with another archive\u2026"));
+                                 : tr("Compare with another model\u2026"));
 }
 
 void NumericsPanel::recordActivations() {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+class QDoubleSpinBox;
 class QPlainTextEdit;
 class QWidget;
 
@@ -85,6 +86,8 @@ private:
 
 // Background of removed (red) and added (green) lines, readable in light and dark themes.
 QColor diffColour(bool added, const QPalette& palette);
+// The spin box a comparison's tolerance is set in (1e-4 at first).
+QDoubleSpinBox* toleranceBox(QWidget* parent, const QString& toolTip);
 // A read-only, unwrapped text view in the fixed font.
 QPlainTextEdit* codeText(QWidget* parent);
 // Fills a text view, painting each line's background by `marks` (0 none, 1 removed, 2 added,

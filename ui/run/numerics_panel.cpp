@@ -53,6 +53,16 @@ namespace scriptscope {
 
 namespace numerics {
 
+QDoubleSpinBox* toleranceBox(QWidget* parent, const QString& toolTip) {
+    auto* box = new QDoubleSpinBox(parent);
+    box->setDecimals(8);
+    box->setRange(0, 1e6);
+    box->setValue(1e-4);
+    box->setPrefix(QObject::tr("tolerance "));
+    box->setToolTip(toolTip);
+    return box;
+}
+
 QPlainTextEdit* codeText(QWidget* parent) {
     auto* view = new QPlainTextEdit(parent);
     view->setReadOnly(true);
