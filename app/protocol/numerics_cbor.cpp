@@ -152,6 +152,12 @@ ActivationReport activationReportFromCbor(const QCborMap& map) {
                                                 r.firstNonFiniteInputs.end(),
                                                 [&](int i) { return !inRange(i); }),
                                  r.firstNonFiniteInputs.end());
+    auto& peak = r.memory.peakRecords;
+    peak.erase(std::remove_if(peak.begin(), peak.end(), [&](int i) { return !inRange(i); }),
+               peak.end());
+    if (r.memory.peakStep >= static_cast<int>(r.memory.liveBytes.size())) {
+        r.memory.peakStep = -1;
+    }
     return r;
 }
 

@@ -80,6 +80,13 @@ ActivationRecord sampleRecord(int node) {
     x.comparedWith = "cuda:0";
     x.compareNote = "shape differs";
     x.values = {1.0F, -2.0F};
+    x.maxRelDiff = 0.5;
+    x.cosine = 0.875;
+    x.snrDb = 12.5;
+    x.bytes = 64;
+    x.storageBytes = 128;
+    x.madeAt = 2;
+    x.lastUseAt = 5;
     return x;
 }
 
@@ -140,7 +147,19 @@ private Q_SLOTS:
         r.pinnedBytes = 8;
         r.output.kind = OutputValue::Kind::Int;
         r.output.text = "3";
+        r.referenceCount = 4;
+        r.memory.known = true;
+        r.memory.liveBytes = {8, 24, 16};
+        r.memory.peakStep = 1;
+        r.memory.peakBytes = 24;
+        r.memory.peakRecords = {0, 1};
         const ActivationReport b = activationReportFromCbor(wire(toCbor(r)));
+        QCOMPARE(b.referenceCount, 4);
+        QVERIFY(b.memory.known);
+        QCOMPARE(b.memory.liveBytes, r.memory.liveBytes);
+        QCOMPARE(b.memory.peakStep, 1);
+        QCOMPARE(b.memory.peakBytes, uint64_t(24));
+        QCOMPARE(b.memory.peakRecords, r.memory.peakRecords);
         QCOMPARE(b.model, r.model);
         QCOMPARE(b.method, r.method);
         QCOMPARE(b.device, r.device);
@@ -176,6 +195,13 @@ private Q_SLOTS:
         QCOMPARE(x.comparedWith, y.comparedWith);
         QCOMPARE(x.compareNote, y.compareNote);
         QCOMPARE(x.values, y.values);
+        QCOMPARE(x.maxRelDiff, y.maxRelDiff);
+        QCOMPARE(x.cosine, y.cosine);
+        QCOMPARE(x.snrDb, y.snrDb);
+        QCOMPARE(x.bytes, y.bytes);
+        QCOMPARE(x.storageBytes, y.storageBytes);
+        QCOMPARE(x.madeAt, y.madeAt);
+        QCOMPARE(x.lastUseAt, y.lastUseAt);
         QCOMPARE(b.records[0].node, -1);
         QVERIFY(!b.records[0].compared);
         QVERIFY(b.records[0].values.empty());
@@ -196,7 +222,11 @@ private Q_SLOTS:
         r.firstNonFinite = 5;
         r.firstDifference = -7;
         r.firstNonFiniteInputs = {1, 2, -1};
+        r.memory.peakRecords = {1, 9};
+        r.memory.peakStep = 3;
         const ActivationReport c = activationReportFromCbor(wire(toCbor(r)));
+        QCOMPARE(c.memory.peakRecords, std::vector<int>{1});
+        QCOMPARE(c.memory.peakStep, -1);
         QCOMPARE(c.firstNonFinite, -1);
         QCOMPARE(c.firstDifference, -1);
         QCOMPARE(c.firstNonFiniteInputs, std::vector<int>{1});
