@@ -239,6 +239,40 @@ private Q_SLOTS:
         QVERIFY(!scripted->memory.known && !scripted->memory.note.empty());
     }
 
+    // Real models, exported by the 2.x build's PyTorch (make_exported.py): ResNet-50's TorchScript
+    // twin against its export matches nearly every module output and none diverges at 1e-4; a
+    // bfloat16 cast inserted before one block is found at that block.
+    void realExports() {
+        const std::string built = SCRIPTSCOPE_EXPORTED_DIR;
+        if (built.empty()) {
+            QSKIP("the 2.x programs are made where SCRIPTSCOPE_PYTHON has torch.export");
+        }
+        auto twin = open(built + "/resnet50.twin.pt");
+        ActivationRequest request;
+        request.run.inputsFile = built + "/resnet50.inputs.pt";
+        request.referenceModel = built + "/resnet50.pt2";
+        request.tolerance = 1e-4;
+        const auto resnet = twin->activations(request);
+        QVERIFY2(resnet, resnet ? "" : resnet.error().message.c_str());
+        const int matched = resnet->referenceCount - static_cast<int>(resnet->unmatched.size());
+        QVERIFY2(
+            resnet->referenceCount > 100 && matched >= 0.95 * resnet->referenceCount,
+            (std::to_string(matched) + " of " + std::to_string(resnet->referenceCount)).c_str());
+        QVERIFY2(resnet->firstDifference < 0,
+                 resnet->firstDifference < 0 ? "" : firstDivergence(*resnet).comparedWith.c_str());
+
+        auto cast = open(built + "/blocks_bf16.pt2");
+        ActivationRequest blocks;
+        blocks.run.inputsFile = built + "/blocks_bf16.inputs.pt";
+        blocks.referenceModel = built + "/blocks.pt2";
+        blocks.tolerance = 1e-4;
+        const auto report = cast->activations(blocks);
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        QVERIFY(report->firstDifference >= 0);
+        const std::string& where = firstDivergence(*report).comparedWith;
+        QVERIFY2(where.rfind("blocks.1", 0) == 0, where.c_str());
+    }
+
     // What cannot be compared says why: a reference that does not open, a compiled package's
     // values (it runs as one call).
     void refusalsSayWhy() {
