@@ -269,6 +269,23 @@ public:
         for (const Arg& output : program->outputs) {
             reads(output, static_cast<int>(program->steps.size()));
         }
+        std::vector<int> madeBy(static_cast<size_t>(program->slots), -1);
+        for (size_t k = 0; k < program->steps.size(); ++k) {
+            for (const std::vector<int>& targets : program->steps[k].outputs) {
+                for (const int slot : targets) {
+                    if (slot >= 0) {
+                        madeBy[static_cast<size_t>(slot)] = static_cast<int>(k);
+                    }
+                }
+            }
+        }
+        program->freedAfter.assign(program->steps.size(), {});
+        for (size_t slot = 0; slot < madeBy.size(); ++slot) {
+            const int last = program->lastUse[slot] >= 0 ? program->lastUse[slot] : madeBy[slot];
+            if (last >= 0 && last < static_cast<int>(program->steps.size())) {
+                program->freedAfter[static_cast<size_t>(last)].push_back(static_cast<int>(slot));
+            }
+        }
         return program;
     }
 

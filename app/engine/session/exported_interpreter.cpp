@@ -299,16 +299,19 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
             // Which node failed, in front of what the operator said.
             TORCH_CHECK(false, step.label, ": ", error.what_without_backtrace());
         }
+        const size_t k = static_cast<size_t>(&step - program.steps.data());
         if (observer) {
             for (const std::vector<int>& slots : step.outputs) {
                 for (const int slot : slots) {
                     if (slot >= 0 && env[size_t(slot)].isTensor()) {
-                        (*observer)({static_cast<int>(&step - program.steps.data()),
-                                     program.lastUse[size_t(slot)], program.names[size_t(slot)],
-                                     env[size_t(slot)].toTensor()});
+                        (*observer)({static_cast<int>(k), program.lastUse[size_t(slot)],
+                                     program.names[size_t(slot)], env[size_t(slot)].toTensor()});
                     }
                 }
             }
+        }
+        for (const int slot : program.freedAfter[k]) {
+            env[size_t(slot)] = c10::IValue();
         }
     }
     std::vector<c10::IValue> outputs;

@@ -59,6 +59,9 @@ struct ExportedInterpreter::Program {
     int slots = 0;
     std::vector<std::string> names; // per slot: the graph's name for the value
     std::vector<int> lastUse;       // per slot: the last step that reads it; steps.size(): output
+    // Per step: the slots let go after it (their last reader, or the step that made them where
+    // nothing reads them), so that a value's memory is free for the next as Python frees it.
+    std::vector<std::vector<int>> freedAfter;
     // The top-level program only: how placeholders are bound, and mutated outputs written back.
     struct Binding {
         enum class From { User, Tensor, Token } from = From::User;
