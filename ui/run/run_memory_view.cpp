@@ -38,7 +38,7 @@ RunMemoryView::RunMemoryView(QWidget* parent)
     : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     plot_ = new QCustomPlot(this);
-    plot_->setObjectName(QStringLiteral("memoryPlot"));
+    plot_->setObjectName(QStringLiteral("runMemoryPlot"));
     plot_->setMinimumHeight(200);
     plot_->xAxis->setLabel(tr("step of the run (node)"));
     plot_->plotLayout()->insertRow(0);
@@ -46,7 +46,7 @@ RunMemoryView::RunMemoryView(QWidget* parent)
     layout->addWidget(plot_, 1);
     auto* bar = new QHBoxLayout;
     summary_ = new QLabel(this);
-    summary_->setObjectName(QStringLiteral("memorySummary"));
+    summary_->setObjectName(QStringLiteral("runMemorySummary"));
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     showPeak_ = new QPushButton(tr("Show the peak's largest value in the graph"), this);
