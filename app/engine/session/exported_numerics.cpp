@@ -18,12 +18,6 @@ namespace scriptscope::detail {
 
 namespace {
 
-bool within(const std::string& path, const std::string& module) {
-    return module.empty() || path == module ||
-           (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
-            path[module.size()] == '.');
-}
-
 // The values a run shows: one site per tensor the diagram draws (a node's output port, a user
 // input), by the graph's name for it, with the modules each is the output of.
 struct ExportedSites {
@@ -99,14 +93,15 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     return out;
 }
 
-// One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
-// names again what its node already made), each record with its bytes, the step that made it and
-// the storage it holds; `storages` gets each record's storage (none where it is an input's or a
-// weight's).
+// The storage a record's value holds (none where it is an input's or a weight's).
 struct Held {
     const void* storage = nullptr;
     uint64_t bytes = 0;
 };
+
+// One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
+// names again what its node already made), each record with its bytes, the step that made it and
+// its last reader; `storages` gets each record's storage.
 
 c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10::IValue>& inputs,
                         const ExportedSites& sites, TapRun& run,

@@ -241,12 +241,6 @@ bool tapsOutputs(const Node* node) {
            kind != c10::prim::TupleIndex && kind != c10::aten::__getitem__;
 }
 
-bool within(const std::string& path, const std::string& module) {
-    return module.empty() || path == module ||
-           (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
-            path[module.size()] == '.');
-}
-
 } // namespace
 
 void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
@@ -303,6 +297,12 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
     }
     run->index[key] = run->records.size();
     run->records.push_back(std::move(r));
+}
+
+bool within(const std::string& path, const std::string& module) {
+    return module.empty() || path == module ||
+           (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
+            path[module.size()] == '.');
 }
 
 // Python names classes of the same name in one process __torch__.___torch_mangle_N.Name; two

@@ -98,6 +98,8 @@ void finishReport(TapRun& run, const GraphModel& model,
                   const std::vector<std::vector<std::string>>& siteModules, bool references,
                   double tolerance, ActivationReport& report);
 
+// Whether the module path `path` is `module` or inside it ("" holds everything).
+bool within(const std::string& path, const std::string& module);
 // The module a node is drawn in: its group's, up to the nearest module group.
 std::string placedModule(const GraphModel& model, const GraphNode& node);
 // max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
