@@ -93,11 +93,15 @@ Expected<RunResult> ExportedModel::run(const RunRequest& request) {
     return runExported(program_, compiled_, request);
 }
 
-Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& request) {
+Status ExportedModel::observable() {
     if (!info_.lacks(Capability::Activations).empty()) {
         return lackingError(Capability::Activations);
     }
-    if (auto error = openExported(program_, compiled_)) {
+    return openExported(program_, compiled_);
+}
+
+Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& request) {
+    if (auto error = observable()) {
         return *error;
     }
     return withReference(*this, request,
@@ -106,10 +110,7 @@ Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& r
 
 Expected<std::shared_ptr<const ModuleValues>>
 ExportedModel::moduleOutputs(const RunRequest& request) {
-    if (!info_.lacks(Capability::Activations).empty()) {
-        return lackingError(Capability::Activations);
-    }
-    if (auto error = openExported(program_, compiled_)) {
+    if (auto error = observable()) {
         return *error;
     }
     return compiled_.moduleOutputs(request);

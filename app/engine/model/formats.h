@@ -66,6 +66,8 @@ public:
 
 private:
     explicit ExportedModel(ExportedProgram program);
+    // Whether its values can be observed here (the interpreter opened), or why not.
+    Status observable();
 
     ExportedProgram program_;
     ModelInfo info_;
