@@ -33,7 +33,7 @@ cmake --build build-fuzz -j"$(nproc)" --target fuzz_matrix fuzz_protocol fuzz_ar
 # Seed corpora from the fixtures: matrix files, archives, images; the protocol starts from nothing.
 declare -A patterns=(
     [fuzz_matrix]="*.json *.npy *.xml *.yml"
-    [fuzz_archive]="*.pt *.zip *.ptl *.pt2 *.pte"
+    [fuzz_archive]="*.pt *.zip *.ptl *.pt2 *.pte *.etdp"
     [fuzz_image]="*.png *.tif"
     [fuzz_protocol]=""
 )

@@ -1,7 +1,9 @@
 // libFuzzer: what reads archives without running them: the zip reader (every record read back),
 // the pickle walker (storages, tensors, classes), the value-building pickle reader (torch.save
 // files), the torch.export (.pt2) reader, its printouts and its graph check, the ExecuTorch
-// (.pte) reader and its views, and the whole probe, on the fuzzer's bytes as a file.
+// (.pte) reader and its views, ExecuTorch's ETDump reader, and the whole probe, on the fuzzer's
+// bytes as a file.
+#include <etdump_reader.h>
 #include <executorch_program.h>
 #include <exported_text.h>
 #include <graph_check.h>
@@ -22,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
     (void)scriptscope::scanPickle(bytes);
     (void)scriptscope::readPte(bytes, size);
+    (void)scriptscope::readEtdump(bytes);
     if (const auto read = scriptscope::readPickle(bytes); read.value) {
         (void)scriptscope::describePickleValue(*read.value);
     }

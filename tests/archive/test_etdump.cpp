@@ -1,0 +1,260 @@
+// ExecuTorch's ETDumps read without ExecuTorch (every build): the reader's events equal what
+// ExecuTorch's Inspector reads of the same dump (make_pte.py writes NAME.inspector.json), the
+// profile of a dump counts each operator as the Inspector's rows do, runs recorded elsewhere open
+// over their program as a run, a dump of another program is refused, and hostile dumps are
+// refused with a reason, never a crash. On the committed dumps and, where the build's Python has
+// executorch, on the ones it made.
+#include "test_support.h"
+
+#include <etdump_profile.h>
+#include <etdump_reader.h>
+#include <executorch_program.h>
+#include <model.h>
+#include <probe.h>
+
+#include <QDir>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace scriptscope;
+using scriptscope::test::readText;
+
+namespace {
+
+// The committed dumps (every build), and the set the build made when its Python has executorch.
+std::vector<std::string> folders() {
+    std::vector<std::string> folders = {std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                        "/tests/fixtures/saved_by/pte"};
+    const std::string built = SCRIPTSCOPE_PTE_DIR;
+    if (!built.empty()) {
+        folders.push_back(built);
+    }
+    return folders;
+}
+
+// Every program of a folder that has a dump beside it.
+std::vector<std::string> dumped(const std::string& folder) {
+    std::vector<std::string> names;
+    for (const QString& file :
+         QDir(QString::fromStdString(folder)).entryList({QStringLiteral("*.etdp")}, QDir::Files)) {
+        names.push_back(file.chopped(5).toStdString());
+    }
+    return names;
+}
+
+ExecuTorchProgram program(const std::string& path) {
+    auto opened = ExecuTorchProgram::open(path, ProbeResult{});
+    if (!opened) {
+        qFatal("%s: %s", path.c_str(), opened.error().message.c_str());
+    }
+    return std::move(opened).value();
+}
+
+Etdump dumpOf(const std::string& path) {
+    auto dump = readEtdumpFile(path);
+    if (!dump) {
+        qFatal("%s", dump.error().message.c_str());
+    }
+    return std::move(dump).value();
+}
+
+// What ExecuTorch's Inspector.to_dataframe() gave of the dump: each row's block, event and times.
+struct InspectorRow {
+    std::string block, event;
+    std::vector<double> raw;
+};
+
+std::vector<InspectorRow> inspectorRows(const std::string& path) {
+    std::vector<InspectorRow> rows;
+    for (const auto& row : nlohmann::json::parse(readText(path))) {
+        rows.push_back({row["block"], row["event"], row["raw"].get<std::vector<double>>()});
+    }
+    return rows;
+}
+
+std::string committed(const std::string& name) {
+    return std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/pte/" + name;
+}
+
+} // namespace
+
+class TestEtdump : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void everyFolderHasDumps() {
+        for (const std::string& folder : folders()) {
+            QVERIFY2(dumped(folder).size() >= 4, folder.c_str());
+        }
+    }
+
+    // The reader's events, run by run, are the Inspector's rows: the same names in the same
+    // order in every block, and the same times.
+    void etdumpReadsAsTheInspector() {
+        for (const std::string& folder : folders()) {
+            for (const std::string& name : dumped(folder)) {
+                const std::string base = folder + "/" + name;
+                const Etdump dump = dumpOf(base + ".etdp");
+                QVERIFY(dump.sizePrefixed);
+                std::map<std::string, std::vector<const EtdumpRun*>> blocks;
+                for (const EtdumpRun& run : dump.runs) {
+                    blocks[run.name].push_back(&run);
+                }
+                std::map<std::string, size_t> next;
+                for (const InspectorRow& row : inspectorRows(base + ".inspector.json")) {
+                    const auto& runs = blocks[row.block];
+                    QCOMPARE(runs.size(), row.raw.size());
+                    const size_t at = next[row.block]++;
+                    for (size_t r = 0; r < runs.size(); ++r) {
+                        QVERIFY2(at < runs[r]->profile.size(), row.event.c_str());
+                        const EtdumpProfileEvent& event = runs[r]->profile[at];
+                        const std::string eventName =
+                            event.delegateDebugName.empty() ? event.name : event.delegateDebugName;
+                        QCOMPARE(eventName, row.event);
+                        QVERIFY2(std::abs(event.ms() - row.raw[r]) < 1e-6,
+                                 (row.event + ": " + std::to_string(event.ms()) +
+                                  " ms, Inspector " + std::to_string(row.raw[r]))
+                                     .c_str());
+                    }
+                }
+                for (const auto& [block, runs] : blocks) {
+                    QCOMPARE(runs.front()->profile.size(),
+                             next[block]); // no event the Inspector lacks
+                }
+            }
+        }
+    }
+
+    // The profile of a dump counts each operator as often as the Inspector's rows name it: a
+    // kernel's native_call_<op> row, a delegate's operators by name, its calls by DELEGATE_CALL.
+    void profileCountsAsTheInspector() {
+        for (const std::string& folder : folders()) {
+            for (const std::string& name : dumped(folder)) {
+                const std::string base = folder + "/" + name;
+                const ExecuTorchProgram p = program(base + ".pte");
+                auto profiled = profileOfEtdump(dumpOf(base + ".etdp"), p, "forward");
+                QVERIFY2(profiled, profiled ? "" : profiled.error().message.c_str());
+                QCOMPARE(profiled->runs, size_t(3));
+                QCOMPARE(profiled->runsMs.size(), size_t(3));
+                std::map<std::string, int64_t> want;
+                double methodMs = 0;
+                for (const InspectorRow& row : inspectorRows(base + ".inspector.json")) {
+                    if (row.block != "Execute") {
+                        continue;
+                    }
+                    if (row.event.rfind("native_call_", 0) == 0) {
+                        ++want["aten::" + row.event.substr(12)];
+                    } else if (row.event == "DELEGATE_CALL") {
+                        ++want["delegate::XnnpackBackend"];
+                    } else if (row.event == "Method::execute") {
+                        methodMs = row.raw.back();
+                    } else if (row.event != "OPERATOR_CALL") {
+                        const size_t hash = row.event.rfind(" #");
+                        ++want["XnnpackBackend: " + row.event.substr(0, hash)];
+                    }
+                }
+                std::map<std::string, int64_t> got;
+                for (const OperatorTime& op : profiled->profile.operators) {
+                    got[op.name] = op.calls;
+                }
+                QCOMPARE(got, want);
+                QVERIFY(std::abs(profiled->runsMs.back() - methodMs) < 1e-6);
+                // Each diagram node has its own time, and they add up to the operators' time.
+                auto graph = p.graphModel("forward");
+                QVERIFY(graph);
+                QCOMPARE(profiled->profile.nodeMs.size(), graph->nodes.size());
+                double sum = 0;
+                for (const double ms : profiled->profile.nodeMs) {
+                    QVERIFY(ms > 0);
+                    sum += ms;
+                }
+                QVERIFY(std::abs(sum - profiled->profile.operatorMs) < 1e-9);
+            }
+        }
+    }
+
+    // Runs recorded elsewhere, opened over their program through the model interface (in every
+    // build: nothing runs): the runs are the timing samples, the events the profile.
+    void recordedRunsOpenAsARun() {
+        auto model = openModel(committed("cnn_xnnpack.pte"));
+        QVERIFY2(model, model ? "" : model.error().message.c_str());
+        RunRequest request;
+        request.etdumpPath = committed("cnn_xnnpack.etdp");
+        const auto result = (*model)->run(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QCOMPARE(result->samplesMs.size(), size_t(3));
+        QCOMPARE(result->profile.runs, int64_t(3));
+        QVERIFY(result->profiled);
+        QCOMPARE(result->stats.count, size_t(3));
+        // Another format refuses a dump; a file that is no dump says so.
+        auto other = openModel(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                               "/tests/fixtures/saved_by/exported/my_cell.pt2");
+        QVERIFY(other);
+        const auto refused = (*other)->run(request);
+        QVERIFY(!refused);
+        QVERIFY(refused.error().message.find("ETDump") != std::string::npos);
+        request.etdumpPath = committed("cnn_xnnpack.pte");
+        const auto notDump = (*model)->run(request);
+        QVERIFY(!notDump);
+        QVERIFY2(notDump.error().message.find("ETDump") != std::string::npos,
+                 notDump.error().message.c_str());
+    }
+
+    // A dump of one program is not taken as another's: an instruction the method lacks is named.
+    void refusesADumpOfAnotherProgram() {
+        const ExecuTorchProgram p = program(committed("two_methods.pte"));
+        auto profiled = profileOfEtdump(dumpOf(committed("cnn_portable.etdp")), p, "encode");
+        QVERIFY(!profiled);
+        QVERIFY2(profiled.error().message.find("another program") != std::string::npos,
+                 profiled.error().message.c_str());
+    }
+
+    // Hostile dumps: cut anywhere, bytes changed anywhere, offsets that loop or leave the file,
+    // a size prefix that lies. Each is an error or a dump, never a crash.
+    void refusesHostileDumps() {
+        const std::string bytes = readText(committed("cnn_xnnpack.etdp"));
+        QVERIFY(readEtdump(bytes));
+        for (size_t cut = 0; cut < bytes.size(); cut += 7) {
+            (void)readEtdump(std::string_view(bytes).substr(0, cut));
+        }
+        auto cutOff = readEtdump(std::string_view(bytes).substr(0, bytes.size() / 2));
+        QVERIFY(!cutOff);
+        QVERIFY2(cutOff.error().message.find("cut off") != std::string::npos,
+                 cutOff.error().message.c_str());
+        auto notDump = readEtdump(readText(committed("cnn_xnnpack.pte")));
+        QVERIFY(!notDump);
+        QVERIFY(notDump.error().message.find("ETDump") != std::string::npos);
+
+        std::string rootless = bytes; // the root offset (after the size prefix) at 0
+        std::memset(rootless.data() + 4, 0, 4);
+        auto noRoot = readEtdump(rootless);
+        QVERIFY(!noRoot);
+        QVERIFY2(noRoot.error().message.find("root table") != std::string::npos,
+                 noRoot.error().message.c_str());
+        std::string lying = bytes; // a size prefix that claims more than the file holds
+        const uint32_t claimed = static_cast<uint32_t>(bytes.size()) + 100;
+        std::memcpy(lying.data(), &claimed, 4);
+        auto lies = readEtdump(lying);
+        QVERIFY(!lies);
+        QVERIFY(lies.error().message.find("size prefix") != std::string::npos);
+
+        std::mt19937 random(7);
+        for (int round = 0; round < 3000; ++round) {
+            std::string changed = bytes;
+            for (int k = 0; k < 4; ++k) {
+                changed[random() % changed.size()] = static_cast<char>(random());
+            }
+            (void)readEtdump(changed);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEtdump)
+#include "test_etdump.moc"
