@@ -55,6 +55,47 @@ if(Torch_VERSION VERSION_GREATER_EQUAL 2.14 AND CMAKE_CXX_STANDARD LESS 20)
     set(CMAKE_CXX_STANDARD 20)
 endif()
 message(STATUS "C++ standard: ${CMAKE_CXX_STANDARD}")
+# ExecuTorch (optional): the C++ runtime that SCRIPTSCOPE_PYTHON's executorch package ships runs
+# .pte files (app/engine/executorch_runtime). Below CMake 3.28 its package defines no imported
+# targets, so its variables are used; the quantized kernels are not in EXECUTORCH_LIBRARIES and are
+# named here. Its headers carry c10 headers of their own: they are private to that one target,
+# whose files include no LibTorch header.
+option(SCRIPTSCOPE_EXECUTORCH "Run .pte files with SCRIPTSCOPE_PYTHON's executorch, where it has one" ON)
+set(SCRIPTSCOPE_HAS_EXECUTORCH OFF)
+if(SCRIPTSCOPE_EXECUTORCH)
+    execute_process(
+        COMMAND "${SCRIPTSCOPE_PYTHON}" -c
+                "import importlib.util as u; s = u.find_spec('executorch'); print(s.submodule_search_locations[0] if s else '')"
+        RESULT_VARIABLE _et_result OUTPUT_VARIABLE _et_dir ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_et_result EQUAL 0 AND EXISTS "${_et_dir}/share/cmake/executorch-config.cmake")
+        find_package(executorch CONFIG QUIET PATHS "${_et_dir}/share/cmake" NO_DEFAULT_PATH)
+        set(_et_libraries)
+        foreach(_et_name executorch executorch_etdump executorch_kernels_optimized
+                         executorch_kernels_quantized executorch_backend_xnnpack executorch_threadpool)
+            if(EXISTS "${_et_dir}/lib/lib${_et_name}.so")
+                list(APPEND _et_libraries "${_et_dir}/lib/lib${_et_name}.so")
+            endif()
+        endforeach()
+        list(LENGTH _et_libraries _et_count)
+        if(EXECUTORCH_FOUND AND _et_count EQUAL 6)
+            set(SCRIPTSCOPE_HAS_EXECUTORCH ON)
+            set(SCRIPTSCOPE_EXECUTORCH_INCLUDE_DIRS ${EXECUTORCH_INCLUDE_DIRS})
+            set(SCRIPTSCOPE_EXECUTORCH_DEFINITIONS ${EXECUTORCH_COMPILE_DEFINITIONS})
+            set(SCRIPTSCOPE_EXECUTORCH_LIBRARIES ${_et_libraries})
+            set(SCRIPTSCOPE_EXECUTORCH_LIBRARY_DIR "${_et_dir}/lib")
+            set(SCRIPTSCOPE_EXECUTORCH_VERSION "${executorch_VERSION}")
+            if(EXECUTORCH_BUILD_VERSION)
+                set(SCRIPTSCOPE_EXECUTORCH_VERSION "${EXECUTORCH_BUILD_VERSION}")
+            endif()
+        endif()
+    endif()
+endif()
+if(SCRIPTSCOPE_HAS_EXECUTORCH)
+    message(STATUS "ExecuTorch ${SCRIPTSCOPE_EXECUTORCH_VERSION} runtime from ${SCRIPTSCOPE_EXECUTORCH_LIBRARY_DIR}")
+else()
+    message(STATUS "ExecuTorch runtime: not found (.pte files open and draw but do not run; "
+                   "scripts/setup.sh --torch-venv installs the executorch that matches its torch)")
+endif()
 # Debian's OpenCV and Qt use the C++11 string ABI; LibTorch 2.x downloads also come in the old one.
 if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
     message(FATAL_ERROR "This LibTorch uses the pre-C++11 ABI (${TORCH_CXX_FLAGS}), which cannot link "

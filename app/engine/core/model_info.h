@@ -139,7 +139,8 @@ struct MethodInfo {
     // "f32[s77, 3, 8, 8]"); empty for TorchScript, whose methods take any shape.
     std::vector<std::string> inputAnnotations;
     // A .pt2's forward that runs (a compiled model) and whose archive keeps the example inputs it
-    // was exported with (data/sample_inputs): the `sample` input gives them.
+    // was exported with (data/sample_inputs): the `sample` input gives them. A .pte's method: its
+    // plan gives each input's shape and dtype, and `sample` makes one of them (random, seeded).
     bool sampleInputs = false;
     // A .pte method's memory plan; empty for formats that plan memory as they run.
     MemoryPlan memoryPlan;

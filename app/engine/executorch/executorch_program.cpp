@@ -205,6 +205,42 @@ std::string signatureOf(const PtePlan& plan) {
     return text + ")";
 }
 
+// The signature as a TorchScript schema ("forward(Tensor v0) -> Tensor"), what the Run workspace's
+// input table reads; each tensor's dtype and shape are the method's input annotations.
+std::string schemaOf(const PtePlan& plan) {
+    const auto type = [&plan](int64_t index) -> std::string {
+        switch (plan.values[static_cast<size_t>(index)].kind) {
+        case PteValue::Kind::Tensor:
+            return "Tensor";
+        case PteValue::Kind::Int:
+            return "int";
+        case PteValue::Kind::Bool:
+            return "bool";
+        case PteValue::Kind::Double:
+            return "float";
+        case PteValue::Kind::IntList:
+            return "int[]";
+        case PteValue::Kind::TensorList:
+            return "Tensor[]";
+        default:
+            return "Any";
+        }
+    };
+    std::string text = plan.name + "(";
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        text += (i ? ", " : "") + type(plan.inputs[i]) + " " + valueName(plan.inputs[i]);
+    }
+    text += ") -> ";
+    if (plan.outputs.size() == 1) {
+        return text + type(plan.outputs.front());
+    }
+    text += "(";
+    for (size_t i = 0; i < plan.outputs.size(); ++i) {
+        text += (i ? ", " : "") + type(plan.outputs[i]);
+    }
+    return text + ")";
+}
+
 std::string delegatePath(const PtePlan& plan, size_t index) {
     return plan.name + ".delegate_" + std::to_string(index);
 }
@@ -447,12 +483,14 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
         const std::vector<Step> steps = stepsOf(plan);
         MethodInfo method;
         method.name = plan.name;
-        method.schema = signatureOf(plan);
+        method.schema = schemaOf(plan);
         method.code = codeOf(plan, steps);
         method.graph = graphOf(plan, program);
         for (const int32_t input : plan.inputs) {
             method.inputAnnotations.push_back(typeOf(plan, input));
         }
+        // Its plan gives every input's shape and dtype: a run's "sample" input is made to it.
+        method.sampleInputs = true;
         method.memoryPlan = memoryPlanOf(plan, steps);
         root.methods.push_back(method);
 
@@ -571,6 +609,27 @@ const MethodInfo& ExecuTorchProgram::methodInfo(const std::string& method) const
         }
     }
     return info_.modules.front().methods.front(); // plan() found it: not reached
+}
+
+Expected<std::vector<ExecuTorchProgram::Call>>
+ExecuTorchProgram::calls(const std::string& method) const {
+    auto found = plan(method);
+    if (!found) {
+        return found.error();
+    }
+    const PtePlan& plan = *found.value();
+    std::vector<Call> calls;
+    for (const Step& step : stepsOf(plan)) {
+        Call call;
+        call.chain = step.chain;
+        call.instruction = step.instruction;
+        call.kind = step.kind;
+        call.delegate = step.call->kind == PteInstruction::Kind::Delegate;
+        call.module =
+            call.delegate ? delegatePath(plan, static_cast<size_t>(step.call->index)) : plan.name;
+        calls.push_back(std::move(call));
+    }
+    return calls;
 }
 
 Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) const {

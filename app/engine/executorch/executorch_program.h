@@ -32,6 +32,16 @@ public:
     Expected<std::string> graph(const std::string& method) const;
     Expected<GraphModel> graphModel(const std::string& method) const;
 
+    // The kernel and delegate calls of a method in the order they run: each is the diagram's node
+    // of the same index (graphModel), where a run's events (an ETDump's instruction ids) land.
+    struct Call {
+        size_t chain = 0, instruction = 0;
+        std::string kind;   // "aten::convolution.out", "delegate::XnnpackBackend"
+        std::string module; // the method, or its delegate's path ("forward.delegate_0")
+        bool delegate = false;
+    };
+    Expected<std::vector<Call>> calls(const std::string& method) const;
+
 private:
     Expected<const PtePlan*> plan(const std::string& method) const;
     const MethodInfo& methodInfo(const std::string& method) const; // one plan() found

@@ -1,6 +1,10 @@
 // ExecuTorch programs (.pte) as a Model: ExecuTorchProgram (executorch/) reads, shows and draws
-// them without ExecuTorch; nothing runs them in this build.
+// them without ExecuTorch; where the build links ExecuTorch's runtime, PteSession runs them.
 #include "formats.h"
+
+#include <etdump_profile.h>
+#include <etdump_reader.h>
+#include <stats.h>
 
 namespace scriptscope::formats {
 
@@ -8,15 +12,23 @@ namespace {
 
 // What a .pte cannot do here, each with why: what ModelInfo::lacking carries to the views.
 std::map<Capability, std::string> lackingOf(const std::string& path) {
-    const std::string runtime =
-        "this build reads ExecuTorch programs without ExecuTorch's runtime: it shows and draws "
-        "them but does not run them. In Python: "
+    std::map<Capability, std::string> lacking;
+#ifndef SCRIPTSCOPE_HAS_EXECUTORCH
+    lacking[Capability::Run] =
+        "this build has no ExecuTorch runtime: it shows and draws ExecuTorch programs but does "
+        "not run them. Build ScriptScope with a Python that has executorch (scripts/setup.sh "
+        "--torch-venv installs it), or in Python: "
         "executorch.runtime.Runtime.get().load_program('" +
         path + "').load_method('forward').execute(inputs)";
-    std::map<Capability, std::string> lacking;
-    lacking[Capability::Run] = runtime;
-    lacking[Capability::Profile] = "it does not run here, so it has no profile";
-    lacking[Capability::Activations] = "it does not run here, so it has no activations";
+    lacking[Capability::Profile] =
+        "it does not run here; an ETDump recorded where it ran opens over it (scriptscope-cli "
+        "run --etdump, or the Run workspace's Open ETDump)";
+#else
+    (void)path;
+#endif
+    lacking[Capability::Activations] =
+        "the values inside an ExecuTorch program are not shown yet; its outputs and its "
+        "per-instruction profile are";
     lacking[Capability::Optimize] =
         "an ExecuTorch program is already lowered: ScriptScope's passes work on TorchScript";
     lacking[Capability::Statistics] =
@@ -76,6 +88,54 @@ Expected<std::string> ExecuTorchModel::graph(const std::string&, const std::stri
 Expected<GraphModel> ExecuTorchModel::graphModel(const std::string&, const std::string& method,
                                                  bool) const {
     return program_.graphModel(method);
+}
+
+// Runs recorded elsewhere (an ETDump): read, not run, so every build has them.
+Expected<RunResult> ExecuTorchModel::recordedRun(const RunRequest& request) const {
+    auto dump = readEtdumpFile(request.etdumpPath);
+    if (!dump) {
+        return dump.error();
+    }
+    auto profiled = profileOfEtdump(*dump, program_, request.method);
+    if (!profiled) {
+        Error error = profiled.error();
+        error.message = "'" + request.etdumpPath + "': " + error.message;
+        return error;
+    }
+    RunResult result;
+    result.model = info_.path;
+    result.method = request.method;
+    result.device = "recorded";
+    result.deviceName = "the runs an ETDump recorded";
+    result.samplesMs = profiled->runsMs;
+    result.stats = computeStats(result.samplesMs);
+    result.inputDescriptions.push_back("the " + std::to_string(profiled->runs) + " run" +
+                                       (profiled->runs == 1 ? "" : "s") + " recorded in " +
+                                       request.etdumpPath);
+    for (const std::string& note : profiled->notes) {
+        result.inputDescriptions.push_back(note);
+    }
+    result.profile = std::move(profiled->profile);
+    result.profile.runs = static_cast<int64_t>(profiled->runs);
+    result.profiled = true;
+    return result;
+}
+
+Expected<RunResult> ExecuTorchModel::run(const RunRequest& request) {
+    if (!request.etdumpPath.empty()) {
+        return recordedRun(request);
+    }
+    if (!info_.lacks(Capability::Run).empty()) {
+        return lackingError(Capability::Run);
+    }
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    if (!session_) {
+        session_ = std::make_unique<PteSession>(program_);
+    }
+    return session_->run(request);
+#else
+    return lackingError(Capability::Run);
+#endif
 }
 
 } // namespace scriptscope::formats

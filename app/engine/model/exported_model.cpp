@@ -87,6 +87,9 @@ Expected<GraphModel> ExportedModel::graphModel(const std::string& modulePath,
 }
 
 Expected<RunResult> ExportedModel::run(const RunRequest& request) {
+    if (auto error = refuseRecordedProfile(request, info_)) {
+        return *error;
+    }
     if (!info_.lacks(Capability::Run).empty()) {
         return lackingError(Capability::Run);
     }

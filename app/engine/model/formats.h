@@ -7,6 +7,9 @@
 #include <executorch_program.h>
 #include <exported_program.h>
 #include <session.h>
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+#include <pte_session.h>
+#endif
 
 #include <functional>
 #include <memory>
@@ -74,7 +77,8 @@ private:
     CompiledModel compiled_; // opened on the first run
 };
 
-// An ExecuTorch program (.pte), read without ExecuTorch: executorch_model.cpp.
+// An ExecuTorch program (.pte), read without ExecuTorch, run by ExecuTorch's runtime where the
+// build links one (PteSession): executorch_model.cpp.
 class ExecuTorchModel final : public Model {
 public:
     static Expected<std::unique_ptr<Model>> open(const std::string& path, ProbeResult probe);
@@ -88,13 +92,29 @@ public:
                                 bool inlined) const override;
     Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
                                     bool inlined) const override;
+    Expected<RunResult> run(const RunRequest& request) override;
 
 private:
     explicit ExecuTorchModel(ExecuTorchProgram program);
+    Expected<RunResult> recordedRun(const RunRequest& request) const;
 
     ExecuTorchProgram program_;
     ModelInfo info_;
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    std::unique_ptr<PteSession> session_; // opened on the first run
+#endif
 };
+
+// A recorded profile (RunRequest::etdumpPath) is an ExecuTorch program's: other formats refuse it.
+inline Status refuseRecordedProfile(const RunRequest& request, const ModelInfo& info) {
+    if (request.etdumpPath.empty()) {
+        return std::nullopt;
+    }
+    return Error{ErrorKind::Input, "'" + request.etdumpPath +
+                                       "' would be read as an ETDump, the recorded runs of an "
+                                       "ExecuTorch program (.pte); '" +
+                                       info.path + "' is " + info.format};
+}
 
 // A model's activations compared with another model (request.referenceModel, any format): the
 // reference opened through the registry and run on the same inputs first, its module outputs

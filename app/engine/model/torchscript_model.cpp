@@ -56,6 +56,9 @@ Expected<GraphModel> TorchScriptModel::graphModel(const std::string& modulePath,
 }
 
 Expected<RunResult> TorchScriptModel::run(const RunRequest& request) {
+    if (auto error = refuseRecordedProfile(request, info_)) {
+        return *error;
+    }
     return session_.run(request);
 }
 

@@ -114,6 +114,9 @@ struct RunRequest {
     // After the timed iterations, one more run records every operator call (RecordFunction) and
     // attributes its time to the module it ran in.
     bool profile = false;
+    // An ExecuTorch program's runs recorded elsewhere (an ETDump, from a phone or a board): read
+    // instead of running, its runs as the timing samples and its events as the profile.
+    std::string etdumpPath;
     // The current frame of a source, for "image:-" inputs. Not sent over the protocol: the worker
     // and the CLI decode frames themselves and point here.
     ImageFrame frame;
@@ -143,6 +146,10 @@ struct RunProfile {
     std::map<std::string, std::string> valueShapes;
     std::string shapesMethod; // the method whose inlined graph they are of
     std::string shapesError;  // why there are none, when recording them failed
+    // Each diagram node's own time, by node id, where the run timed every call (a .pte's
+    // instructions, from ExecuTorch's event tracer); empty where times are known by operator only.
+    std::vector<double> nodeMs;
+    int64_t runs = 1; // the times are the mean of this many runs (a recorded ETDump's)
 };
 
 struct RunResult {

@@ -1,0 +1,35 @@
+// A .pte run by ExecuTorch's runtime (PteRuntime), its inputs built and its outputs described as
+// every other run's are, with LibTorch: what ExecuTorchModel runs. Built where CMake found
+// ExecuTorch (SCRIPTSCOPE_HAS_EXECUTORCH). No LibTorch or ExecuTorch header here.
+#pragma once
+
+#include <error.h>
+#include <executorch_program.h>
+#include <run_types.h>
+
+#include <memory>
+#include <string>
+
+namespace scriptscope {
+
+struct PteTrace;
+
+class PteSession {
+public:
+    explicit PteSession(const ExecuTorchProgram& program);
+    ~PteSession();
+
+    // Timed runs of a method on the CPU; with request.profile, one more run traced by ExecuTorch's
+    // event tracer (ETDump), its times per instruction as the profile.
+    Expected<RunResult> run(const RunRequest& request);
+
+    // One traced run on the request's inputs: the ETDump, with every instruction's output in the
+    // debug buffer when debugBufferBytes > 0 (intermediate outputs).
+    Expected<PteTrace> trace(const RunRequest& request, size_t debugBufferBytes);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace scriptscope

@@ -1,0 +1,170 @@
+// ExecuTorch programs run by ExecuTorch's runtime (a build with ExecuTorch): outputs bit-equal to
+// ExecuTorch's Python runtime on the same file and inputs, the profile of a traced run by the
+// method's own calls, and what a run cannot take refused with its reason. The fixtures are
+// make_pte.py's (its Python runtime outputs). test_etdump reads the ETDumps.
+#include "test_support.h"
+
+#include <executorch_program.h>
+#include <model.h>
+#include <probe.h>
+#include <session.h>
+#include <torch_values.h>
+
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace scriptscope;
+using scriptscope::test::readText;
+
+namespace {
+
+const char* const kPrograms[] = {"cnn_portable", "cnn_xnnpack", "two_methods", "cnn_int8_xnnpack"};
+
+std::string built(const std::string& name) {
+    return std::string(SCRIPTSCOPE_PTE_DIR) + "/" + name;
+}
+
+std::unique_ptr<Model> open(const std::string& path) {
+    auto model = openModel(path);
+    if (!model) {
+        qFatal("%s: %s", path.c_str(), model.error().message.c_str());
+    }
+    return std::move(model).value();
+}
+
+ExecuTorchProgram program(const std::string& name) {
+    const std::string path = built(name + ".pte");
+    auto opened = ExecuTorchProgram::open(path, probeArchive(path));
+    if (!opened) {
+        qFatal("%s: %s", path.c_str(), opened.error().message.c_str());
+    }
+    return std::move(opened).value();
+}
+
+std::vector<at::Tensor> tensorsOf(const std::string& path) {
+    auto value = scriptscope::detail::loadValueFile(path);
+    if (!value) {
+        qFatal("%s: %s", path.c_str(), value.error().message.c_str());
+    }
+    std::vector<at::Tensor> tensors;
+    if (value->isTensor()) {
+        tensors.push_back(value->toTensor());
+    } else {
+        for (const auto& element : value->toTupleRef().elements()) {
+            tensors.push_back(element.toTensor());
+        }
+    }
+    return tensors;
+}
+
+} // namespace
+
+class TestExecuTorchRun : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+private Q_SLOTS:
+    void initTestCase() {
+        if (std::string(SCRIPTSCOPE_PTE_DIR).empty()) {
+            QSKIP("this build's Python has no executorch: no programs were made to run");
+        }
+    }
+
+    // Every method of every program, on the same inputs as ExecuTorch's Python runtime: the same
+    // kernels give the same bits.
+    void outputsEqualPythonRuntime() {
+        for (const char* name : kPrograms) {
+            auto model = open(built(std::string(name) + ".pte"));
+            QVERIFY(model->info().lacks(Capability::Run).empty());
+            for (const MethodInfo& method : model->info().modules.front().methods) {
+                RunRequest request;
+                request.method = method.name;
+                request.inputsFile = built("inputs.pt");
+                request.saveOutputsPath =
+                    dir_.filePath(QString::fromStdString(method.name + ".pt")).toStdString();
+                request.iterations = 3;
+                const auto result = model->run(request);
+                QVERIFY2(result, result ? "" : result.error().message.c_str());
+                QCOMPARE(result->samplesMs.size(), size_t(3));
+                QVERIFY(result->deviceName.find("ExecuTorch") != std::string::npos);
+                const auto got = tensorsOf(request.saveOutputsPath);
+                const auto want =
+                    tensorsOf(built(std::string(name) + "." + method.name + ".outputs.pt"));
+                QCOMPARE(got.size(), want.size());
+                for (size_t i = 0; i < got.size(); ++i) {
+                    QVERIFY2(at::equal(got[i], want[i]),
+                             (std::string(name) + "." + method.name + " output " +
+                              std::to_string(i) + " differs from ExecuTorch's Python runtime")
+                                 .c_str());
+                }
+            }
+        }
+    }
+
+    // A run with its profile: the traced run's instructions, by the method's own calls.
+    void runsWithProfile() {
+        auto model = open(built("two_methods.pte"));
+        RunRequest request;
+        request.method = "encode";
+        request.iterations = 2;
+        request.profile = true;
+        const auto result = model->run(request);
+        QVERIFY2(result, result ? "" : result.error().message.c_str());
+        QVERIFY(result->profiled);
+        QCOMPARE(result->inputDescriptions.size(), size_t(1));
+        QVERIFY(result->inputDescriptions.front().find("f32[1, 3, 32, 32]") != std::string::npos);
+        auto graph = model->graphModel("", "encode", false);
+        QVERIFY(graph);
+        QCOMPARE(result->profile.nodeMs.size(), graph->nodes.size());
+        QVERIFY(!result->profile.operators.empty());
+        QVERIFY(result->profile.operatorMs > 0);
+
+        auto xnnpack = open(built("cnn_xnnpack.pte"));
+        const auto delegated = xnnpack->run(request = RunRequest{.profile = true});
+        QVERIFY2(delegated, delegated ? "" : delegated.error().message.c_str());
+        bool delegateModule = false;
+        for (const ModuleTime& m : delegated->profile.modules) {
+            delegateModule = delegateModule || m.path == "forward.delegate_0";
+        }
+        QVERIFY(delegateModule);
+    }
+
+    // What a run cannot take is refused with the shapes, the method or the device named.
+    void refusesWhatItCannotRun() {
+        auto model = open(built("cnn_portable.pte"));
+        RunRequest request;
+        InputSpec input;
+        input.kind = InputSpec::Kind::Random;
+        input.shape = {1, 3, 16, 16};
+        request.inputs = {input};
+        auto result = model->run(request);
+        QVERIFY(!result);
+        QCOMPARE(result.error().kind, ErrorKind::Input);
+        QVERIFY2(result.error().message.find("f32[1, 3, 16, 16]") != std::string::npos &&
+                     result.error().message.find("f32[1, 3, 32, 32]") != std::string::npos,
+                 result.error().message.c_str());
+        request.inputs.clear();
+        request.method = "encode";
+        result = model->run(request);
+        QVERIFY(!result);
+        QVERIFY(result.error().message.find("encode") != std::string::npos);
+        request.method = "forward";
+        request.device = "cuda:0";
+        result = model->run(request);
+        QVERIFY(!result);
+        QCOMPARE(result.error().kind, ErrorKind::Device);
+        // And the model runs again after each refusal.
+        request.device = "cpu";
+        QVERIFY(model->run(request));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExecuTorchRun)
+#include "test_executorch_run.moc"
