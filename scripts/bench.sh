@@ -30,6 +30,10 @@ if [ -n "$venv_python" ]; then
     cli=build-${version/-/}/bin/scriptscope-cli
     if [ -x "$cli" ]; then
         "$venv_python" tests/benchmarks/bench_exported.py "$venv_python" "$cli" build/bench/exported
+        # A .pte through ExecuTorch's runtime in ScriptScope against ExecuTorch's Python runtime.
+        if "$venv_python" -c "import executorch" 2>/dev/null; then
+            "$venv_python" tests/benchmarks/bench_pte.py "$venv_python" "$cli" build/bench/pte
+        fi
     else
         echo "bench_exported: no $cli (scripts/setup.sh --torch-venv builds it)"
     fi

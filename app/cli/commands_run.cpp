@@ -402,6 +402,7 @@ int commandRun(const Options& o) {
             }
             j["profile"] = {{"operator_ms", r.profile.operatorMs},
                             {"wall_ms", r.profile.wallMs},
+                            {"runs", r.profile.runs},
                             {"modules", modules},
                             {"operators", operators}};
         }
@@ -433,8 +434,11 @@ int commandRun(const Options& o) {
     }
     if (r.profiled) {
         const double total = std::max(r.profile.operatorMs, 1e-9);
-        std::cout << "\nProfile (one run: " << std::fixed << std::setprecision(3)
-                  << r.profile.wallMs << " ms, operators " << r.profile.operatorMs << " ms)\n"
+        std::cout << "\nProfile ("
+                  << (r.profile.runs > 1 ? "the mean of " + std::to_string(r.profile.runs) + " runs"
+                                         : std::string("one run"))
+                  << ": " << std::fixed << std::setprecision(3) << r.profile.wallMs
+                  << " ms, operators " << r.profile.operatorMs << " ms)\n"
                   << "  total ms   share  self ms   calls  module\n";
         for (const auto& m : r.profile.modules) {
             std::cout << std::setw(10) << m.totalMs << std::setw(7) << std::setprecision(1)

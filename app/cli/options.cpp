@@ -450,6 +450,12 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     run->add_flag("--profile", o.run.profile,
                   "One more run times every operator call and gives each\n"
                   "module's share (the timed iterations run without it)");
+    run->add_option("--etdump", o.run.etdumpPath,
+                    "An ExecuTorch program's runs recorded elsewhere (an ETDump\n"
+                    "from a phone or a board): read instead of running, its runs\n"
+                    "as the timing samples, its events as the profile")
+        ->type_name("FILE")
+        ->check(CLI::ExistingFile);
 
     auto runOptions = [&](CLI::App* sub) {
         methodOption(sub);

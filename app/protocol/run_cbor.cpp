@@ -25,6 +25,7 @@ void describe(Fields& f, RunRequest& r) {
     f("method", r.method)("inputs", r.inputs)("inputsFile", r.inputsFile)("device", r.device);
     f("warmup", r.warmup)("iterations", r.iterations)("saveOutputsPath", r.saveOutputsPath);
     f("previewValues", r.previewValues)("valuesLimit", r.valuesLimit)("profile", r.profile);
+    f("etdumpPath", r.etdumpPath);
 }
 
 void describe(Fields& f, TimingStats& s) {
@@ -54,7 +55,7 @@ void describe(Fields& f, OperatorTime& t) {
 void describe(Fields& f, RunProfile& p) {
     f("operatorMs", p.operatorMs)("wallMs", p.wallMs)("modules", p.modules);
     f("operators", p.operators)("shapes", p.valueShapes)("shapesError", p.shapesError);
-    f("shapesMethod", p.shapesMethod);
+    f("shapesMethod", p.shapesMethod)("nodeMs", p.nodeMs)("runs", p.runs);
 }
 
 void describe(Fields& f, RunResult& r) {

@@ -43,6 +43,7 @@ void GraphDiagram::setProfile(const RunProfile& profile) {
     shapesMethod_ = profile.shapesMethod;
     moduleMs_.clear();
     operatorMs_.clear();
+    nodeMs_.clear();
     nodeValues_.clear();
     maxModuleMs_ = maxOperatorMs_ = 0;
     const bool overlay = (!overlay_.nodes.empty() || !overlay_.modules.empty()) && hasGraph_ &&
@@ -70,8 +71,17 @@ void GraphDiagram::setProfile(const RunProfile& profile) {
             maxModuleMs_ = std::max(maxModuleMs_, m.totalMs);
         }
     }
+    // Every call timed on its own (a .pte's instructions): each node its time, when the profile
+    // is of the graph shown.
+    if (hasGraph_ && !profile.nodeMs.empty() && profile.nodeMs.size() == graph_->nodes.size() &&
+        graph_->method == profile.shapesMethod) {
+        nodeMs_ = profile.nodeMs;
+        for (const double ms : nodeMs_) {
+            maxOperatorMs_ = std::max(maxOperatorMs_, ms);
+        }
+    }
     for (const OperatorTime& o : profile.operators) {
-        if (o.calls > 0) {
+        if (o.calls > 0 && nodeMs_.empty()) {
             const double each = o.selfMs / static_cast<double>(o.calls);
             operatorMs_[o.name] = each;
             maxOperatorMs_ = std::max(maxOperatorMs_, each);
@@ -113,6 +123,14 @@ double GraphDiagram::itemMs(int item, QString* what) const {
             *what = tr("%1: %2").arg(overlay_.name).arg(value->second);
         }
         return value->second;
+    }
+    if (!nodeMs_.empty()) {
+        const double ms =
+            static_cast<size_t>(n.id) < nodeMs_.size() ? nodeMs_[static_cast<size_t>(n.id)] : 0;
+        if (what) {
+            *what = tr("%1 ms in the profiled run (this call)").arg(ms, 0, 'f', 3);
+        }
+        return ms;
     }
     const auto it = operatorMs_.find(n.kind);
     if (it == operatorMs_.end()) {

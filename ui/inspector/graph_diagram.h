@@ -244,6 +244,7 @@ private:
 
     std::map<std::string, double> moduleMs_;
     std::map<std::string, double> operatorMs_; // average per call
+    std::vector<double> nodeMs_; // each node's own time, where the run timed every call (.pte)
     ValueOverlay overlay_;
     std::map<int, double> nodeValues_; // the overlay's, when it applies to the shown graph
     RunProfile profile_;

@@ -40,9 +40,10 @@ const InputSource kSources[] = {
      QT_TRANSLATE_NOOP("InputTable",
                        "A value or any input spec as the CLI takes it: 3, 0.5, true, str:text, "
                        "ints:1,2, list:SPEC;SPEC, ...")},
-    {"sample", QT_TRANSLATE_NOOP("InputTable", "Sample (.pt2)"),
+    {"sample", QT_TRANSLATE_NOOP("InputTable", "Sample"),
      QT_TRANSLATE_NOOP("InputTable",
-                       "The example input the archive keeps: what torch.export was given")},
+                       "A .pt2: the example input the archive keeps, what torch.export was given. "
+                       "A .pte: random values of the shape and dtype its execution plan gives")},
     {"none", QT_TRANSLATE_NOOP("InputTable", "None"), ""},
     {"default", QT_TRANSLATE_NOOP("InputTable", "Default"),
      QT_TRANSLATE_NOOP("InputTable", "The default the schema gives")},
@@ -516,7 +517,7 @@ void InputTable::applySource(int tableRow, const QString& source, const QString&
     } else if (key == QLatin1String("elements")) {
         edit->setPlaceholderText(tr("the rows below"));
     } else if (key == QLatin1String("sample")) {
-        edit->setPlaceholderText(tr("the archive's example input"));
+        edit->setPlaceholderText(tr("what the archive gives for it"));
     } else if (key == QLatin1String("none") || key == QLatin1String("default")) {
         edit->setPlaceholderText(QString());
     } else {

@@ -266,8 +266,25 @@ void RunPanel::buildUi() {
         useUsualTiming();
         runOnce();
     });
+    openEtdump_ = new QPushButton(tr("Open &ETDump…"), side);
+    openEtdump_->setObjectName(QStringLiteral("openEtdump"));
+    openEtdump_->setToolTip(tr("The runs ExecuTorch's event tracer recorded of this program "
+                               "elsewhere (a phone, a board): their times and profile, drawn "
+                               "as a run's"));
+    openEtdump_->hide();
+    connect(openEtdump_, &QPushButton::clicked, this, [this]() {
+        const QString path = QFileDialog::getOpenFileName(
+            this,
+            tr("Open an ETDump of %1")
+                .arg(QFileInfo(QString::fromStdString(model_.path)).fileName()),
+            QString(), tr("ETDump files (*.etdp *.etdump);;All files (*)"));
+        if (!path.isEmpty()) {
+            openRecordedRuns(path);
+        }
+    });
     buttons->addWidget(run_);
     buttons->addWidget(runMore_);
+    buttons->addWidget(openEtdump_);
     buttons->addWidget(runContinuously_);
     buttons->addWidget(cancel_);
     status_ = new QLabel(side);
@@ -587,6 +604,24 @@ void RunPanel::setContinuous(bool on) {
     if (on && request_ == 0) {
         runOnce();
     }
+}
+
+void RunPanel::openRecordedRuns(const QString& etdump) {
+    if (model_.modules.empty() || request_ != 0) {
+        return;
+    }
+    RunRequest request;
+    request.method = method_->currentText().toStdString();
+    request.etdumpPath = etdump.toStdString();
+    request.valuesLimit = kValuesLimit;
+    running_ = request;
+    liveRecord_ = false;
+    request_ = worker_->run(request);
+    cancel_->setEnabled(true);
+    run_->setEnabled(false);
+    showStatus(tr("Reading the runs %1 recorded of %2…")
+                   .arg(QFileInfo(etdump).fileName(), QString::fromStdString(request.method)),
+               false);
 }
 
 void RunPanel::cancel() {

@@ -50,6 +50,9 @@ public:
     std::optional<RunRequest> buildRequest(QString* why) const;
 
     void runOnce();
+    // An ExecuTorch program's runs recorded elsewhere (an ETDump): shown as a run of the current
+    // method, its runs as the timing samples and its events as the profile.
+    void openRecordedRuns(const QString& etdump);
     void setContinuous(bool on);
     bool continuous() const { return continuous_; }
     void cancel();
@@ -161,6 +164,7 @@ private:
     QCheckBox* profile_ = nullptr;
     QCheckBox* live_ = nullptr;
     QPushButton* run_ = nullptr;
+    QPushButton* openEtdump_ = nullptr; // an ExecuTorch program's recorded runs
     QPushButton* runContinuously_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QPushButton* runMore_ = nullptr; // after a first single iteration

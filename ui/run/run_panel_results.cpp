@@ -106,16 +106,26 @@ void RunPanel::showResult(const RunResult& result) {
     outputs_->showResult(result);
     if (result.profiled) {
         profileModel_->setProfile(result.profile);
-        profileSummary_->setText(
-            tr("Profiled run: %1 ms end to end, %2 ms in %3 operator kinds; "
-               "profiling added %4 (against the p50 of the timed runs). The "
-               "module tree on the Model tab shows each module's share.")
-                .arg(result.profile.wallMs, 0, 'f', 2)
-                .arg(result.profile.operatorMs, 0, 'f', 2)
-                .arg(result.profile.operators.size())
-                .arg(s.p50 > 0 ? QStringLiteral("%1 %").arg(
-                                     100.0 * (result.profile.wallMs / s.p50 - 1), 0, 'f', 0)
-                               : QStringLiteral("?")));
+        if (result.profile.runs > 1) {
+            profileSummary_->setText(
+                tr("Recorded runs: the mean of %1, %2 ms end to end, %3 ms in %4 operator kinds. "
+                   "The diagram on the Model tab shows each call's time.")
+                    .arg(result.profile.runs)
+                    .arg(result.profile.wallMs, 0, 'f', 3)
+                    .arg(result.profile.operatorMs, 0, 'f', 3)
+                    .arg(result.profile.operators.size()));
+        } else {
+            profileSummary_->setText(
+                tr("Profiled run: %1 ms end to end, %2 ms in %3 operator kinds; "
+                   "profiling added %4 (against the p50 of the timed runs). The "
+                   "module tree on the Model tab shows each module's share.")
+                    .arg(result.profile.wallMs, 0, 'f', 2)
+                    .arg(result.profile.operatorMs, 0, 'f', 2)
+                    .arg(result.profile.operators.size())
+                    .arg(s.p50 > 0 ? QStringLiteral("%1 %").arg(
+                                         100.0 * (result.profile.wallMs / s.p50 - 1), 0, 'f', 0)
+                                   : QStringLiteral("?")));
+        }
         Q_EMIT profileReady(result.profile);
     }
     showStatus(tr("Run %1: p50 %2 ms on %3")

@@ -72,6 +72,8 @@ QString RunPanel::deviceNote() const {
 }
 
 void RunPanel::setModel(const ModelInfo& model) {
+    // Runs recorded elsewhere are read over an ExecuTorch program, with or without a runtime here.
+    openEtdump_->setVisible(model.format == "ExecuTorch");
     if (!model_.modules.empty() && model.path == model_.path) {
         model_ = model;
         offer(profile_, model_, Capability::Profile);
