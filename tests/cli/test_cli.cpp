@@ -1123,6 +1123,54 @@ private Q_SLOTS:
         QVERIFY(!nlohmann::json::parse(plain.out).contains("profile"));
     }
 
+    // An ExecuTorch program: runs recorded elsewhere (an ETDump) are read in every build, as a
+    // run with the mean profile; where the build links ExecuTorch's runtime the program runs and
+    // is profiled by its own event tracer, and elsewhere the run says what is missing.
+    void executorchRunsAndRecordedRuns() {
+        const QString pte =
+            QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by/pte/cnn_xnnpack.pte");
+        const QString etdump =
+            QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by/pte/cnn_xnnpack.etdp");
+        const auto recorded = cli({QStringLiteral("run"), pte, QStringLiteral("--etdump"), etdump,
+                                   QStringLiteral("--json")});
+        QVERIFY2(recorded.exitCode == 0, recorded.err.c_str());
+        const auto json = nlohmann::json::parse(recorded.out);
+        QCOMPARE(json["samples_ms"].size(), size_t(3));
+        QCOMPARE(json["profile"]["runs"].get<int>(), 3);
+        std::set<std::string> operators;
+        for (const auto& op : json["profile"]["operators"]) {
+            operators.insert(op["name"].get<std::string>());
+        }
+        QVERIFY2(operators.count("delegate::XnnpackBackend") &&
+                     operators.count("XnnpackBackend: Convolution (NHWC, F32) IGEMM"),
+                 json["profile"].dump().c_str());
+        const auto text = cli({QStringLiteral("run"), pte, QStringLiteral("--etdump"), etdump});
+        QVERIFY2(text.out.find("Profile (the mean of 3 runs") != std::string::npos,
+                 text.out.c_str());
+        // A dump is an ExecuTorch program's: a TorchScript archive refuses it.
+        const auto other =
+            cli({QStringLiteral("run"), fx("wrap_rnn.pt"), QStringLiteral("--etdump"), etdump});
+        QVERIFY(other.exitCode != 0);
+        QVERIFY2(other.err.find("ETDump") != std::string::npos, other.err.c_str());
+
+        const auto version = cli({QStringLiteral("--version")});
+        const auto run = cli(
+            {QStringLiteral("run"), pte, QStringLiteral("--profile"), QStringLiteral("--json")});
+        if (SCRIPTSCOPE_TEST_EXECUTORCH) {
+            QVERIFY2(version.out.find("\nExecuTorch 1.") != std::string::npos, version.out.c_str());
+            QVERIFY2(run.exitCode == 0, run.err.c_str());
+            const auto ran = nlohmann::json::parse(run.out);
+            QVERIFY(ran["device_name"].get<std::string>().find("ExecuTorch") != std::string::npos);
+            QVERIFY(!ran["profile"]["operators"].empty());
+            QVERIFY2(run.err.find("cpuinfo") == std::string::npos, run.err.c_str()); // its log kept
+        } else {
+            QVERIFY2(version.out.find("\nExecuTorch: not linked") != std::string::npos,
+                     version.out.c_str());
+            QVERIFY(run.exitCode != 0);
+            QVERIFY2(run.err.find("no ExecuTorch runtime") != std::string::npos, run.err.c_str());
+        }
+    }
+
     void verboseShowsTheTraceback() {
         // An exception raised in the model's code: one line by default, PyTorch's TorchScript
         // traceback with --verbose (before or after the command).

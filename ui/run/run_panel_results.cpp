@@ -106,7 +106,7 @@ void RunPanel::showResult(const RunResult& result) {
     outputs_->showResult(result);
     if (result.profiled) {
         profileModel_->setProfile(result.profile);
-        if (result.profile.runs > 1) {
+        if (result.device == "recorded") {
             profileSummary_->setText(
                 tr("Recorded runs: the mean of %1, %2 ms end to end, %3 ms in %4 operator kinds. "
                    "The diagram on the Model tab shows each call's time.")
@@ -128,11 +128,21 @@ void RunPanel::showResult(const RunResult& result) {
         }
         Q_EMIT profileReady(result.profile);
     }
-    showStatus(tr("Run %1: p50 %2 ms on %3")
-                   .arg(record.number)
-                   .arg(s.p50, 0, 'f', 3)
-                   .arg(QString::fromStdString(result.device)),
-               false);
+    if (result.device == "recorded") {
+        // Runs recorded elsewhere: their times and profile, no outputs (nothing ran here).
+        showStatus(tr("Run %1: p50 %2 ms over the %3 runs the ETDump recorded (times and "
+                      "profile only: nothing ran here, so there are no outputs)")
+                       .arg(record.number)
+                       .arg(s.p50, 0, 'f', 3)
+                       .arg(result.profile.runs),
+                   false);
+    } else {
+        showStatus(tr("Run %1: p50 %2 ms on %3")
+                       .arg(record.number)
+                       .arg(s.p50, 0, 'f', 3)
+                       .arg(QString::fromStdString(result.device)),
+                   false);
+    }
     Q_EMIT runShown(result);
 }
 

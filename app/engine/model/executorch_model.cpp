@@ -115,6 +115,8 @@ Expected<RunResult> ExecuTorchModel::recordedRun(const RunRequest& request) cons
     for (const std::string& note : profiled->notes) {
         result.inputDescriptions.push_back(note);
     }
+    result.output.kind = OutputValue::Kind::Other;
+    result.output.text = "none: an ETDump keeps the runs' times, not their outputs";
     result.profile = std::move(profiled->profile);
     result.profile.runs = static_cast<int64_t>(profiled->runs);
     result.profiled = true;

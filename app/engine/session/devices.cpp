@@ -2,6 +2,10 @@
 // LibTorch can reach, with the reason in words when it can reach none.
 #include "session_internal.h"
 
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+#include <pte_runtime.h>
+#endif
+
 #include <torch/cuda.h>
 #include <torch/version.h>
 
@@ -115,6 +119,14 @@ std::vector<std::string> buildDescription() {
     lines.push_back(cuda);
 #else
     lines.push_back("CUDA: not compiled in (this LibTorch is CPU-only)");
+#endif
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    lines.push_back("ExecuTorch " + PteRuntime::version() +
+                    " runtime: runs .pte files (portable, optimized and quantized kernels, "
+                    "XNNPACK)");
+#else
+    lines.push_back("ExecuTorch: not linked (.pte files open and draw; recorded ETDumps read; "
+                    "nothing runs them)");
 #endif
     lines.push_back("OpenCV " CV_VERSION);
     return lines;
