@@ -83,13 +83,7 @@ private Q_SLOTS:
         if (std::string(SCRIPTSCOPE_PTE_DIR).empty()) {
             QSKIP("this build's Python has no executorch: no programs were made to run");
         }
-        QStandardPaths::setTestModeEnabled(true);
-        QSettings().clear();
-        worker_ = new WorkerClient(this);
-        worker_->setWorkerPath(QStringLiteral(SCRIPTSCOPE_WORKER_PATH));
-        window_ = new MainWindow(worker_);
-        window_->resize(1280, 800);
-        window_->show();
+        window_ = scriptscope::test::openTestWindow(this, &worker_);
         panel_ = window_->runPanel();
     }
 
