@@ -164,6 +164,24 @@ private Q_SLOTS:
         request.device = "cpu";
         QVERIFY(model->run(request));
     }
+
+    // A program that calls an operator the runtime has no kernel for (the reader takes it: the
+    // file is sound) is refused with the operator named; the next program runs.
+    void namesAMissingKernel() {
+        std::string bytes = readText(built("cnn_portable.pte"));
+        const size_t at = bytes.find("aten::relu");
+        QVERIFY(at != std::string::npos);
+        bytes.replace(at, 10, "aten::relx");
+        const std::string path = dir_.filePath(QStringLiteral("relx.pte")).toStdString();
+        std::ofstream(path, std::ios::binary) << bytes;
+        auto model = open(path);
+        const auto result = model->run(RunRequest{});
+        QVERIFY(!result);
+        QVERIFY2(result.error().message.find("aten::relx.out") != std::string::npos,
+                 result.error().message.c_str());
+        QVERIFY(!result.error().details.empty()); // what ExecuTorch logged
+        QVERIFY(open(built("cnn_portable.pte"))->run(RunRequest{}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestExecuTorchRun)

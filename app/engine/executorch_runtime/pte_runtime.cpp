@@ -8,6 +8,7 @@
 #include <executorch/runtime/core/event_tracer.h>
 #include <executorch/runtime/platform/platform.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -157,8 +158,36 @@ Status PteRuntime::load(const std::string& method) {
     }
     std::string why = describe(error);
     if (error == EtError::OperatorMissing) {
-        why += ": the program calls an operator this ExecuTorch runtime has no kernel for";
-    } else if (error == EtError::NotFound) {
+        // The runtime logs each operator it has no kernel for ("Missing operator: [1]
+        // aten::relu.out"): named in the message, as a TorchScript archive's missing operator is.
+        const std::string details = drainLog();
+        std::vector<std::string> missing;
+        const std::string marker = "Missing operator: [";
+        for (size_t at = details.find(marker); at != std::string::npos;
+             at = details.find(marker, at + 1)) {
+            const size_t name = details.find("] ", at);
+            const size_t end = details.find('\n', at);
+            if (name != std::string::npos && name < end) {
+                const std::string op = details.substr(name + 2, end - name - 2);
+                if (std::find(missing.begin(), missing.end(), op) == missing.end()) {
+                    missing.push_back(op);
+                }
+            }
+        }
+        std::string names;
+        for (const std::string& op : missing) {
+            names += (names.empty() ? "" : ", ") + op;
+        }
+        Error failed{ErrorKind::Model,
+                     "ExecuTorch " + version() + " could not load method '" + method + "': " + why +
+                         ": the program calls " +
+                         (names.empty() ? std::string("operators") : names) +
+                         ", which this runtime has no kernel for (kernels come from the "
+                         "libraries it links: portable, optimized and quantized, and XNNPACK)",
+                     details};
+        return failed;
+    }
+    if (error == EtError::NotFound) {
         why += ": no method of that name, or a delegate this runtime does not have";
     }
     return failure(ErrorKind::Model,
