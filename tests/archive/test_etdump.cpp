@@ -8,6 +8,7 @@
 
 #include <etdump_profile.h>
 #include <etdump_reader.h>
+#include <etrecord_reader.h>
 #include <executorch_program.h>
 #include <model.h>
 #include <probe.h>
@@ -205,6 +206,61 @@ private Q_SLOTS:
         QVERIFY(!notDump);
         QVERIFY2(notDump.error().message.find("ETDump") != std::string::npos,
                  notDump.error().message.c_str());
+    }
+
+    // With the program's ETRecord, each call's time goes to the module of the model it ran in
+    // (a delegate's to the module all it swallowed share), and the modules' self times still add
+    // up to the operators' time.
+    void groupedByTheModelsModules() {
+        for (const std::string& folder : folders()) {
+            for (const std::string& name :
+                 {std::string("cnn_portable"), std::string("cnn_xnnpack")}) {
+                const std::string base = folder + "/" + name;
+                const auto record = readEtRecordBeside(base + ".pte");
+                QVERIFY2(record, record ? "" : record.error().message.c_str());
+                const ExecuTorchProgram p = program(base + ".pte");
+                auto profiled = profileOfEtdump(dumpOf(base + ".etdp"), p, "forward", 0, &*record);
+                QVERIFY2(profiled, profiled ? "" : profiled.error().message.c_str());
+                std::map<std::string, int64_t> calls;
+                double self = 0;
+                for (const ModuleTime& m : profiled->profile.modules) {
+                    calls[m.path] = m.calls;
+                    self += m.selfMs;
+                }
+                QVERIFY(std::abs(self - profiled->profile.operatorMs) < 1e-9);
+                if (name == "cnn_portable") {
+                    // conv1: its convolution; fc: permute_copy and addmm; the relus and the
+                    // mean in the model's own forward.
+                    QCOMPARE(calls["forward.conv1"], int64_t(1));
+                    QCOMPARE(calls["forward.conv2"], int64_t(1));
+                    QCOMPARE(calls["forward.fc"], int64_t(2));
+                    QCOMPARE(calls["forward"], int64_t(3));
+                } else {
+                    // The first delegate swallowed conv1, conv2 and the relus: the model's own.
+                    QCOMPARE(calls["forward.fc"], int64_t(1));
+                    QVERIFY(!calls.count("forward.conv1"));
+                    QCOMPARE(calls["forward"], int64_t(2));
+                }
+            }
+        }
+        EtRecord record;
+        record.instructionModules["forward"][0] = {"a.b.c", "a.b.d"};
+        record.instructionModules["forward"][1] = {"a.bc", "a.b"};
+        record.instructionModules["forward"][2] = {"x", "y"};
+        QCOMPARE(record.moduleOf("forward", 0), std::string("a.b"));
+        QCOMPARE(record.moduleOf("forward", 1), std::string("a"));
+        QCOMPARE(record.moduleOf("forward", 2), std::string());
+        QCOMPARE(record.moduleOf("encode", 0), std::string());
+        // What is no ETRecord says so: a .pte, a zip without the map.
+        const auto notRecord = readEtRecord(committed("cnn_xnnpack.pte"));
+        QVERIFY(!notRecord);
+        QVERIFY2(notRecord.error().message.find("ETRecord") != std::string::npos,
+                 notRecord.error().message.c_str());
+        const auto archive = readEtRecord(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                          "/tests/fixtures/saved_by/exported/my_cell.pt2");
+        QVERIFY(!archive);
+        QVERIFY2(archive.error().message.find("debug_handle_map") != std::string::npos,
+                 archive.error().message.c_str());
     }
 
     // A dump of one program is not taken as another's: an instruction the method lacks is named.

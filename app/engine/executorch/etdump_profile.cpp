@@ -32,7 +32,8 @@ std::string backendOf(const std::string& kind) {
 } // namespace
 
 Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProgram& program,
-                                        const std::string& method, size_t lastRuns) {
+                                        const std::string& method, size_t lastRuns,
+                                        const EtRecord* record) {
     auto found = program.calls(method);
     if (!found) {
         return found.error();
@@ -124,7 +125,8 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
     profile.nodeMs.assign(calls.size(), 0.0);
     std::map<std::string, OperatorTime> operators;
     std::map<std::string, ModuleTime> modules;
-    double kernelsMs = 0;
+    double methodSelfMs = 0;
+    int64_t methodCalls = 0;
     for (size_t i = 0; i < calls.size(); ++i) {
         if (callCount[i] == 0) {
             continue;
@@ -137,14 +139,33 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
         op.totalMs += ms;
         op.selfMs += std::max(0.0, ms - innerMs[i] / n);
         op.calls += static_cast<int64_t>(callCount[i] / static_cast<int64_t>(runs.size()));
+        const int64_t perRun = callCount[i] / static_cast<int64_t>(runs.size());
         if (calls[i].delegate) {
             ModuleTime& m = modules[calls[i].module];
             m.path = calls[i].module;
             m.totalMs += ms;
-            m.selfMs += std::max(0.0, ms - innerMs[i] / n);
-            m.calls += callCount[i] / static_cast<int64_t>(runs.size());
-        } else {
-            kernelsMs += ms;
+            m.calls += perRun;
+            m.selfMs += record ? 0.0 : ms; // with an ETRecord, the model's module has it
+        }
+        // The module of the model it ran in, where an ETRecord says: its self time, and its
+        // ancestors' totals (the method's own modules, "forward.conv1").
+        const std::string module =
+            record ? record->moduleOf(method, static_cast<int>(calls[i].instruction)) : "";
+        if (module.empty()) {
+            if (!calls[i].delegate || record) {
+                methodSelfMs += ms;
+                methodCalls += perRun;
+            }
+            continue;
+        }
+        const std::string path = method + "." + module;
+        modules[path].path = path;
+        modules[path].selfMs += ms;
+        modules[path].calls += perRun;
+        for (std::string at = path; at != method;) {
+            modules[at].path = at;
+            modules[at].totalMs += ms;
+            at = at.substr(0, at.rfind('.'));
         }
     }
     for (const auto& [name, in] : inner) {
@@ -160,12 +181,8 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
     root.path = "";
     methodTime.path = method;
     root.totalMs = methodTime.totalMs = profile.operatorMs;
-    methodTime.selfMs = kernelsMs;
-    for (size_t i = 0; i < calls.size(); ++i) {
-        if (!calls[i].delegate) {
-            methodTime.calls += callCount[i] / static_cast<int64_t>(runs.size());
-        }
-    }
+    methodTime.selfMs = methodSelfMs;
+    methodTime.calls = methodCalls;
     profile.modules.push_back(root);
     profile.modules.push_back(methodTime);
     for (auto& [path, m] : modules) {

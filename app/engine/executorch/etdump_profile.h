@@ -5,6 +5,7 @@
 
 #include <error.h>
 #include <etdump_reader.h>
+#include <etrecord_reader.h>
 #include <executorch_program.h>
 #include <run_types.h>
 
@@ -22,8 +23,12 @@ struct EtdumpProfile {
 
 // The profile of `method` over the dump's run blocks (the last `lastRuns` of them; 0: all). An
 // error when no block is a run of the method, or a block names an instruction the method does not
-// have (a dump of another program).
+// have (a dump of another program). The modules are the method's (self: its kernel calls) and
+// its delegates (self: each call); with the program's ETRecord, each call's time goes to the
+// module of the model it ran in instead ("forward.conv1"; a delegate that swallowed several, to
+// the module they share), so the modules' self times add up to the operators' time either way.
 Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProgram& program,
-                                        const std::string& method, size_t lastRuns = 0);
+                                        const std::string& method, size_t lastRuns = 0,
+                                        const EtRecord* record = nullptr);
 
 } // namespace scriptscope

@@ -47,6 +47,9 @@ ExecuTorchModel::ExecuTorchModel(ExecuTorchProgram program)
     : program_(std::move(program))
     , info_(program_.info()) {
     info_.lacking = lackingOf(info_.path);
+    if (auto record = readEtRecordBeside(info_.path)) {
+        etrecord_ = std::move(record).value();
+    }
 }
 
 Expected<std::unique_ptr<Model>> ExecuTorchModel::open(const std::string& path, ProbeResult probe) {
@@ -96,7 +99,8 @@ Expected<RunResult> ExecuTorchModel::recordedRun(const RunRequest& request) cons
     if (!dump) {
         return dump.error();
     }
-    auto profiled = profileOfEtdump(*dump, program_, request.method);
+    auto profiled =
+        profileOfEtdump(*dump, program_, request.method, 0, etrecord_ ? &*etrecord_ : nullptr);
     if (!profiled) {
         Error error = profiled.error();
         error.message = "'" + request.etdumpPath + "': " + error.message;
@@ -132,7 +136,7 @@ Expected<RunResult> ExecuTorchModel::run(const RunRequest& request) {
     }
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
     if (!session_) {
-        session_ = std::make_unique<PteSession>(program_);
+        session_ = std::make_unique<PteSession>(program_, etrecord_ ? &*etrecord_ : nullptr);
     }
     return session_->run(request);
 #else

@@ -4,6 +4,7 @@
 
 #include "model.h"
 
+#include <etrecord_reader.h>
 #include <executorch_program.h>
 #include <exported_program.h>
 #include <session.h>
@@ -13,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace scriptscope::formats {
 
@@ -100,6 +102,8 @@ private:
 
     ExecuTorchProgram program_;
     ModelInfo info_;
+    // NAME.etrecord beside the file, when there is one: the modules a profile is grouped by.
+    std::optional<EtRecord> etrecord_;
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
     std::unique_ptr<PteSession> session_; // opened on the first run
 #endif

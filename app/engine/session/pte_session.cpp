@@ -127,6 +127,7 @@ c10::IValue outputOf(const std::vector<PlainValue>& outputs) {
 struct PteSession::Impl {
     const ExecuTorchProgram& program;
     std::unique_ptr<PteRuntime> runtime; // opened on the first run
+    const EtRecord* record = nullptr;    // the program's ETRecord, when there is one
 
     explicit Impl(const ExecuTorchProgram& p)
         : program(p) {}
@@ -226,8 +227,10 @@ struct PteSession::Impl {
     }
 };
 
-PteSession::PteSession(const ExecuTorchProgram& program)
-    : impl_(std::make_unique<Impl>(program)) {}
+PteSession::PteSession(const ExecuTorchProgram& program, const EtRecord* record)
+    : impl_(std::make_unique<Impl>(program)) {
+    impl_->record = record;
+}
 
 PteSession::~PteSession() = default;
 
@@ -300,7 +303,7 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
         if (!dump) {
             return dump.error();
         }
-        auto profile = profileOfEtdump(*dump, impl_->program, request.method, 1);
+        auto profile = profileOfEtdump(*dump, impl_->program, request.method, 1, impl_->record);
         if (!profile) {
             return profile.error();
         }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <error.h>
+#include <etrecord_reader.h>
 #include <executorch_program.h>
 #include <run_types.h>
 
@@ -16,7 +17,8 @@ struct PteTrace;
 
 class PteSession {
 public:
-    explicit PteSession(const ExecuTorchProgram& program);
+    // record: the program's ETRecord, when there is one (its profile's modules are the model's).
+    PteSession(const ExecuTorchProgram& program, const EtRecord* record);
     ~PteSession();
 
     // Timed runs of a method on the CPU; with request.profile, one more run traced by ExecuTorch's

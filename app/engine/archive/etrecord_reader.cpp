@@ -1,0 +1,192 @@
+// The ETRecord reader (etrecord_reader.h).
+#include "etrecord_reader.h"
+
+#include "zip_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace scriptscope {
+
+namespace {
+
+constexpr uint64_t kMaxJsonBytes = 64u << 20;
+
+// nn_module_stack as torch.export serializes it: "key,path,type;key,path,type", outermost first.
+// The innermost module's path ("" for the model itself).
+std::string innermostModule(const std::string& stack) {
+    const size_t last = stack.rfind(';');
+    const std::string entry = last == std::string::npos ? stack : stack.substr(last + 1);
+    const size_t first = entry.find(',');
+    if (first == std::string::npos) {
+        return {};
+    }
+    const size_t second = entry.find(',', first + 1);
+    return entry.substr(first + 1,
+                        second == std::string::npos ? std::string::npos : second - first - 1);
+}
+
+std::vector<int> handlesOf(const nlohmann::json& value) {
+    std::vector<int> handles;
+    if (value.is_number_integer()) {
+        handles.push_back(value.get<int>());
+    } else if (value.is_array()) {
+        for (const auto& item : value) {
+            if (item.is_number_integer()) {
+                handles.push_back(item.get<int>());
+            }
+        }
+    }
+    return handles;
+}
+
+} // namespace
+
+std::string EtRecord::moduleOf(const std::string& method, int instruction) const {
+    const auto m = instructionModules.find(method);
+    if (m == instructionModules.end()) {
+        return {};
+    }
+    const auto i = m->second.find(instruction);
+    if (i == m->second.end() || i->second.empty()) {
+        return {};
+    }
+    // The deepest module every one of them is in: their paths' common leading components.
+    const auto split = [](const std::string& path) {
+        std::vector<std::string> parts;
+        size_t start = 0;
+        while (!path.empty() && start <= path.size()) {
+            const size_t dot = path.find('.', start);
+            parts.push_back(
+                path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+            if (dot == std::string::npos) {
+                break;
+            }
+            start = dot + 1;
+        }
+        return parts;
+    };
+    std::vector<std::string> shared = split(i->second.front());
+    for (const std::string& path : i->second) {
+        const std::vector<std::string> parts = split(path);
+        size_t k = 0;
+        while (k < shared.size() && k < parts.size() && shared[k] == parts[k]) {
+            ++k;
+        }
+        shared.resize(k);
+    }
+    std::string common;
+    for (const std::string& part : shared) {
+        common += (common.empty() ? "" : ".") + part;
+    }
+    return common;
+}
+
+Expected<EtRecord> readEtRecord(const std::string& path) {
+    const ZipReader zip(path);
+    if (!zip.ok()) {
+        return Error{ErrorKind::Format, "'" + path + "' is no ETRecord: " + zip.error()};
+    }
+    const auto json = [&](const std::string& name) -> Expected<nlohmann::json> {
+        const ArchiveRecord* record = zip.find(name);
+        if (!record) {
+            return Error{ErrorKind::Format, "'" + path + "' has no " + name + ": not an ETRecord"};
+        }
+        const auto text = zip.read(*record, kMaxJsonBytes);
+        if (!text) {
+            return Error{ErrorKind::Format,
+                         "'" + path + "': " + name + " cannot be read (or is over 64 MiB)"};
+        }
+        try {
+            return nlohmann::json::parse(*text);
+        } catch (const std::exception& error) {
+            return Error{ErrorKind::Format,
+                         "'" + path + "': " + name + " is no JSON: " + std::string(error.what())};
+        }
+    };
+    auto handles = json("debug_handle_map");
+    if (!handles) {
+        return handles.error();
+    }
+    EtRecord record;
+    if (!handles->is_object()) {
+        return Error{ErrorKind::Format, "'" + path + "': debug_handle_map is not an object"};
+    }
+    for (const auto& [method, instructions] : handles->items()) {
+        auto program = json("edge_dialect_exported_program/" + method);
+        if (!program) {
+            return program.error();
+        }
+        // Each node's debug handle and innermost module.
+        std::map<int, std::set<std::string>> modulesOf;
+        const nlohmann::json* nodes = nullptr;
+        if (program->is_object() && program->contains("graph_module") &&
+            (*program)["graph_module"].is_object() &&
+            (*program)["graph_module"].contains("graph") &&
+            (*program)["graph_module"]["graph"].is_object() &&
+            (*program)["graph_module"]["graph"].contains("nodes")) {
+            nodes = &(*program)["graph_module"]["graph"]["nodes"];
+        }
+        if (!nodes || !nodes->is_array()) {
+            return Error{ErrorKind::Format,
+                         "'" + path + "': the edge program of " + method + " has no graph nodes"};
+        }
+        for (const auto& node : *nodes) {
+            if (!node.is_object() || !node.contains("metadata") || !node["metadata"].is_object()) {
+                continue;
+            }
+            const auto& metadata = node["metadata"];
+            const auto handle = metadata.find("debug_handle");
+            const auto stack = metadata.find("nn_module_stack");
+            if (handle == metadata.end() || stack == metadata.end() || !stack->is_string()) {
+                continue;
+            }
+            int value = 0;
+            if (handle->is_number_integer()) {
+                value = handle->get<int>();
+            } else if (handle->is_string()) {
+                try {
+                    value = std::stoi(handle->get<std::string>());
+                } catch (const std::exception&) {
+                    continue;
+                }
+            } else {
+                continue;
+            }
+            modulesOf[value].insert(innermostModule(stack->get<std::string>()));
+        }
+        auto& byInstruction = record.instructionModules[method];
+        if (!instructions.is_object()) {
+            continue;
+        }
+        for (const auto& [id, value] : instructions.items()) {
+            int instruction = 0;
+            try {
+                instruction = std::stoi(id);
+            } catch (const std::exception&) {
+                continue;
+            }
+            std::set<std::string> modules;
+            for (const int handle : handlesOf(value)) {
+                const auto found = modulesOf.find(handle);
+                if (found != modulesOf.end()) {
+                    modules.insert(found->second.begin(), found->second.end());
+                }
+            }
+            byInstruction[instruction].assign(modules.begin(), modules.end());
+        }
+    }
+    return record;
+}
+
+Expected<EtRecord> readEtRecordBeside(const std::string& ptePath) {
+    const size_t dot = ptePath.rfind('.');
+    const size_t slash = ptePath.rfind('/');
+    const std::string base = dot != std::string::npos && (slash == std::string::npos || dot > slash)
+                                 ? ptePath.substr(0, dot)
+                                 : ptePath;
+    return readEtRecord(base + ".etrecord");
+}
+
+} // namespace scriptscope
