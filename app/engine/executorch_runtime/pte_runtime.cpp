@@ -209,6 +209,7 @@ Expected<std::vector<PlainValue>> PteRuntime::execute(const std::string& method,
                                            " inputs, not " + std::to_string(inputs.size())};
     }
     std::vector<et::extension::TensorPtr> tensors; // alive until the run is over
+    std::string mismatches; // inputs smaller than the plan's, which only a dynamic one takes
     std::vector<et::runtime::EValue> values;
     values.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -218,14 +219,26 @@ Expected<std::vector<PlainValue>> PteRuntime::execute(const std::string& method,
             const PlainTensor& t = input.tensor;
             auto info = meta->input_tensor_meta(i);
             if (info.ok()) {
+                // The dtype and rank must be the plan's, each size at most its (a dynamic
+                // input's sizes are upper bounds); a static input that is smaller is refused by
+                // the runtime, and said as this is.
                 const auto want = info->sizes();
-                const bool same = want.size() == t.sizes.size() &&
-                                  std::equal(want.begin(), want.end(), t.sizes.begin());
-                if (static_cast<int>(info->scalar_type()) != t.scalarType || !same) {
-                    return Error{ErrorKind::Input,
-                                 "input " + std::to_string(i) + " is " +
-                                     shapeText(t.scalarType, t.sizes) + ", " + method + " takes " +
-                                     shapeText(static_cast<int>(info->scalar_type()), want)};
+                bool fits = static_cast<int>(info->scalar_type()) == t.scalarType &&
+                            want.size() == t.sizes.size();
+                bool same = fits;
+                for (size_t d = 0; fits && d < want.size(); ++d) {
+                    fits = t.sizes[d] <= want[d];
+                    same = same && t.sizes[d] == want[d];
+                }
+                const std::string mismatch = "input " + std::to_string(i) + " is " +
+                                             shapeText(t.scalarType, t.sizes) + ", " + method +
+                                             " takes " +
+                                             shapeText(static_cast<int>(info->scalar_type()), want);
+                if (!fits) {
+                    return Error{ErrorKind::Input, mismatch};
+                }
+                if (!same) {
+                    mismatches += (mismatches.empty() ? "" : "; ") + mismatch;
                 }
             }
             std::vector<et::aten::SizesType> sizes(t.sizes.begin(), t.sizes.end());
@@ -255,6 +268,10 @@ Expected<std::vector<PlainValue>> PteRuntime::execute(const std::string& method,
     }
     auto outputs = impl_->module->execute(method, values);
     if (!outputs.ok()) {
+        if (!mismatches.empty()) {
+            return failure(ErrorKind::Input, mismatches + " (ExecuTorch refused it: " +
+                                                 describe(outputs.error()) + ")");
+        }
         return failure(ErrorKind::Model,
                        "ExecuTorch failed to run " + method + ": " + describe(outputs.error()));
     }
