@@ -4,9 +4,13 @@
 // make_pte.py's (its Python runtime outputs). test_etdump reads the ETDumps.
 #include "test_support.h"
 
+#include <etdump_profile.h>
+#include <etdump_reader.h>
 #include <executorch_program.h>
 #include <model.h>
 #include <probe.h>
+#include <pte_runtime.h>
+#include <pte_session.h>
 #include <session.h>
 #include <torch_values.h>
 
@@ -134,6 +138,37 @@ private Q_SLOTS:
             delegateModule = delegateModule || m.path == "forward.delegate_0";
         }
         QVERIFY(delegateModule);
+    }
+
+    // A dump that holds runs of both methods (as a program's own dump does when both ran): each
+    // method's profile takes its own runs and says it left the others out.
+    void aDumpOfTwoMethods() {
+        const std::string path = built("two_methods.pte");
+        auto opened = ExecuTorchProgram::open(path, probeArchive(path));
+        QVERIFY(opened);
+        PteSession session(*opened, nullptr);
+        Etdump both;
+        for (const char* method : {"forward", "encode"}) {
+            RunRequest request;
+            request.method = method;
+            auto trace = session.trace(request, 0);
+            QVERIFY2(trace, trace ? "" : trace.error().message.c_str());
+            auto dump = readEtdump(std::string_view(
+                reinterpret_cast<const char*>(trace->etdump.data()), trace->etdump.size()));
+            QVERIFY2(dump, dump ? "" : dump.error().message.c_str());
+            both.runs.insert(both.runs.end(), dump->runs.begin(), dump->runs.end());
+        }
+        for (const char* method : {"forward", "encode"}) {
+            auto profiled = profileOfEtdump(both, *opened, method);
+            QVERIFY2(profiled, profiled ? "" : profiled.error().message.c_str());
+            QCOMPARE(profiled->runs, size_t(2)); // the warm-up and the traced run
+            QCOMPARE(profiled->notes.size(), size_t(1));
+            QVERIFY2(profiled->notes.front().find("2 runs of another method") != std::string::npos,
+                     profiled->notes.front().c_str());
+            auto graph = opened->graphModel(method);
+            QVERIFY(graph);
+            QCOMPARE(profiled->profile.nodeMs.size(), graph->nodes.size());
+        }
     }
 
     // What a run cannot take is refused with the shapes, the method or the device named.

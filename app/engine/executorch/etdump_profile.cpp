@@ -43,16 +43,66 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
     for (size_t i = 0; i < calls.size(); ++i) {
         callAt[{calls[i].chain, calls[i].instruction}] = i;
     }
+    // Why a block of events is no run of this method ("" when it is one): an instruction the
+    // method lacks, a delegate call where it calls a kernel, or a kernel of another name (the
+    // runtime names each kernel's own scope, "native_call_convolution.out"). A dump of a program
+    // with two methods holds runs of both.
+    const auto misfit = [&](const EtdumpRun& run) -> std::string {
+        for (const EtdumpProfileEvent& e : run.profile) {
+            if (e.delegated() || e.instruction < 0 || e.chain < 0) {
+                continue;
+            }
+            const bool kernelScope = e.name.rfind("native_call_", 0) == 0;
+            if (!kernelScope && !isInstructionEvent(e)) {
+                continue;
+            }
+            const auto at =
+                callAt.find({static_cast<size_t>(e.chain), static_cast<size_t>(e.instruction)});
+            const std::string where = "instruction " + std::to_string(e.instruction) +
+                                      " of chain " + std::to_string(e.chain);
+            if (at == callAt.end()) {
+                return "it times " + where + ", which is no kernel or delegate call of " + method;
+            }
+            const ExecuTorchProgram::Call& call = calls[at->second];
+            if ((e.name == "DELEGATE_CALL") != call.delegate && !kernelScope) {
+                return "it times " + where + " as " + e.name + ", which " + method + " runs as " +
+                       call.kind;
+            }
+            if (kernelScope) {
+                const std::string kernel = e.name.substr(12); // "convolution.out"
+                const size_t colons = call.kind.rfind("::");
+                const std::string name =
+                    colons == std::string::npos ? call.kind : call.kind.substr(colons + 2);
+                if (call.delegate || name != kernel) {
+                    return "it runs " + kernel + " at " + where + ", where " + method + " calls " +
+                           call.kind;
+                }
+            }
+        }
+        return {};
+    };
     // The blocks that ran the method: those with instruction events or Method::execute.
     std::vector<const EtdumpRun*> runs;
+    std::string why;
+    size_t others = 0;
     for (const EtdumpRun& run : dump.runs) {
         const bool executed =
             std::any_of(run.profile.begin(), run.profile.end(), [](const EtdumpProfileEvent& e) {
                 return e.name == "Method::execute" || isInstructionEvent(e);
             });
-        if (executed) {
-            runs.push_back(&run);
+        if (!executed) {
+            continue;
         }
+        if (const std::string reason = misfit(run); !reason.empty()) {
+            why = why.empty() ? reason : why;
+            ++others;
+            continue;
+        }
+        runs.push_back(&run);
+    }
+    if (runs.empty() && others > 0) {
+        return Error{ErrorKind::Format, "the ETDump holds no run of " + method + ": " + why +
+                                            " (it was recorded of another program or method)"};
     }
     if (runs.empty()) {
         return Error{ErrorKind::Format,
@@ -65,6 +115,10 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
 
     EtdumpProfile result;
     result.runs = runs.size();
+    if (others > 0) {
+        result.notes.push_back(std::to_string(others) + " run" + (others == 1 ? "" : "s") +
+                               " of another method left out");
+    }
     std::vector<double> callMs(calls.size(), 0.0), innerMs(calls.size(), 0.0);
     std::vector<int64_t> callCount(calls.size(), 0);
     struct Inner {
@@ -85,13 +139,7 @@ Expected<EtdumpProfile> profileOfEtdump(const Etdump& dump, const ExecuTorchProg
                 const auto at = callAt.find({static_cast<size_t>(std::max(0, event.chain)),
                                              static_cast<size_t>(event.instruction)});
                 if (at == callAt.end()) {
-                    return Error{ErrorKind::Format,
-                                 "the ETDump's run " + std::to_string(r) + " times instruction " +
-                                     std::to_string(event.instruction) + " of chain " +
-                                     std::to_string(event.chain) +
-                                     ", which is no kernel or "
-                                     "delegate call of " +
-                                     method + ": it was recorded of another program or method"};
+                    continue; // misfit() let no such block through
                 }
                 const size_t i = at->second;
                 callMs[i] += event.ms();
