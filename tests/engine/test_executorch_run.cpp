@@ -171,6 +171,81 @@ private Q_SLOTS:
         }
     }
 
+    // Every value of a traced run, from ExecuTorch's intermediate outputs: one per call the
+    // diagram draws, by node, with the ETRecord's modules.
+    void activationsOfAProgram() {
+        auto model = open(built("cnn_portable.pte"));
+        QVERIFY(model->info().lacks(Capability::Activations).empty());
+        ActivationRequest request;
+        request.run.inputsFile = built("inputs.pt");
+        const auto report = model->activations(request);
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        const auto graph = model->graphModel("", "forward", false);
+        QVERIFY(graph);
+        QCOMPARE(report->records.size(), graph->nodes.size());
+        for (size_t i = 0; i < report->records.size(); ++i) {
+            QCOMPARE(report->records[i].node, static_cast<int>(i));
+            QCOMPARE(report->records[i].kind, graph->nodes[i].kind);
+        }
+        QCOMPARE(report->records.front().moduleOutputs, std::vector<std::string>{"conv1"});
+        QCOMPARE(report->records.back().moduleOutputs, std::vector<std::string>{"fc"});
+        QCOMPARE(report->firstNonFinite, -1);
+        // The last value is the program's output: ExecuTorch's Python runtime's, bit for bit.
+        const auto want = tensorsOf(built("cnn_portable.forward.outputs.pt")).front();
+        QCOMPARE(report->records.back().max, static_cast<double>(want.max().item<float>()));
+    }
+
+    // A .pte against the export it was lowered from, node by node on the same inputs (matched by
+    // the ETRecord's modules): the portable kernels agree with ATen's at 1e-5; the int8 copy parts
+    // ways where its quantized delegate's output is compared.
+    void comparesWithItsExport() {
+        auto portable = open(built("cnn_portable.pte"));
+        ActivationRequest request;
+        request.run.inputsFile = built("inputs.pt");
+        request.referenceModel = built("cnn.pt2");
+        request.tolerance = 1e-5;
+        const auto same = portable->activations(request);
+        QVERIFY2(same, same ? "" : same.error().message.c_str());
+        QCOMPARE(same->referenceCount, 3); // conv1, conv2, fc
+        QVERIFY2(same->unmatched.empty(),
+                 same->unmatched.empty() ? "" : same->unmatched.front().c_str());
+        QCOMPARE(same->comparedCount, 3);
+        QCOMPARE(same->firstDifference, -1);
+
+        // XNNPACK: a delegate is one node, compared at its boundary. The first delegate swallowed
+        // conv1 and conv2 (and the relus of the model's own forward), so its output is the
+        // model's own; the second is fc.
+        auto xnnpack = open(built("cnn_xnnpack.pte"));
+        const auto delegated = xnnpack->activations(request);
+        QVERIFY2(delegated, delegated ? "" : delegated.error().message.c_str());
+        QCOMPARE(delegated->comparedCount, 1);
+        QCOMPARE(delegated->firstDifference, -1);
+
+        // The int8 copy: the quantization error shows at the first value that can be compared,
+        // the quantized fc delegate's output, beyond 1e-3.
+        auto int8 = open(built("cnn_int8_xnnpack.pte"));
+        request.tolerance = 1e-3;
+        const auto quantized = int8->activations(request);
+        QVERIFY2(quantized, quantized ? "" : quantized.error().message.c_str());
+        QCOMPARE(quantized->comparedCount, 1);
+        QVERIFY(quantized->firstDifference >= 0);
+        const ActivationRecord& first =
+            quantized->records.at(static_cast<size_t>(quantized->firstDifference));
+        QCOMPARE(first.moduleOutputs, std::vector<std::string>{"fc"});
+        QCOMPARE(first.kind, std::string("delegate::XnnpackBackend"));
+        QVERIFY2(first.maxAbsDiff > 1e-3 && first.cosine > 0.99,
+                 std::to_string(first.maxAbsDiff).c_str());
+
+        // With no inputs given, both take the inputs the program's plan gives.
+        ActivationRequest planned;
+        planned.referenceModel = built("cnn.pt2");
+        planned.tolerance = 1e-5;
+        const auto fromPlan = portable->activations(planned);
+        QVERIFY2(fromPlan, fromPlan ? "" : fromPlan.error().message.c_str());
+        QCOMPARE(fromPlan->comparedCount, 3);
+        QCOMPARE(fromPlan->firstDifference, -1);
+    }
+
     // What a run cannot take is refused with the shapes, the method or the device named.
     void refusesWhatItCannotRun() {
         auto model = open(built("cnn_portable.pte"));

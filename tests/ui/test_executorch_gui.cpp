@@ -5,10 +5,12 @@
 #include "gui_test_support.h"
 #include "test_support.h"
 
+#include <comparison_view.h>
 #include <graph_diagram.h>
 #include <input_table.h>
 #include <main_window.h>
 #include <model_workspace.h>
+#include <numerics_panel.h>
 #include <output_models.h>
 #include <run_panel.h>
 #include <worker_client.h>
@@ -16,12 +18,15 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTableWidget>
 
 using namespace scriptscope;
 using scriptscope::test::saveScreenshot;
@@ -149,6 +154,43 @@ private Q_SLOTS:
         // And the program still runs after it.
         QVERIFY(run());
         QCOMPARE(panel_->lastResult()->method, std::string("encode"));
+    }
+
+    // The int8 XNNPACK copy against the float export it was lowered from, in the Compare tab:
+    // matched by the ETRecord beside it, the first divergence at the quantized fc delegate,
+    // selected in the table.
+    void comparesTheQuantizedCopyWithItsExport() {
+        QVERIFY(open(built("cnn_int8_xnnpack.pte")));
+        NumericsPanel* numerics = window_->numericsPanel();
+        window_->showWorkspace(QStringLiteral("numerics"));
+        numerics->tabs()->setCurrentIndex(3);
+        ComparisonView* view = numerics->comparisonView();
+        QVERIFY(view->chooseButton()->isEnabled());
+        view->toleranceSpinBox()->setValue(1e-3);
+        QSignalSpy shown(numerics, &NumericsPanel::activationsShown);
+        Q_EMIT view->compareRequested(built("cnn.pt2"));
+        QVERIFY(shown.wait(120000));
+        QVERIFY2(view->summary()->text().contains(QStringLiteral("First divergence")) &&
+                     view->summary()->text().contains(QStringLiteral("fc")),
+                 qPrintable(view->summary()->text()));
+        view->goToFirstDivergence();
+        const int row = view->table()->currentRow();
+        QVERIFY(row >= 0);
+        QCOMPARE(view->table()->item(row, ComparisonView::ModuleColumn)->text(),
+                 QStringLiteral("fc"));
+        // And in the diagram: the fc delegate's call, selected.
+        auto* diagram = scriptscope::test::part<GraphDiagram>(window_, "diagram");
+        QTRY_VERIFY_WITH_TIMEOUT(diagram->hasGraph() && diagram->picture() &&
+                                     !diagram->layoutPending(),
+                                 scriptscope::test::scaled(60000));
+        QTRY_COMPARE_WITH_TIMEOUT(diagram->selectedNode(), 2, scriptscope::test::scaled(10000));
+        saveScreenshot(window_, QStringLiteral("pte-compare-quantized-diagram"));
+        window_->showWorkspace(QStringLiteral("numerics"));
+        saveScreenshot(window_, QStringLiteral("pte-compare-quantized"));
+        const QPalette light = QApplication::palette();
+        QApplication::setPalette(scriptscope::test::darkPalette());
+        saveScreenshot(window_, QStringLiteral("pte-compare-quantized-dark"));
+        QApplication::setPalette(light);
     }
 
     // The next model, a TorchScript archive: no result, no profile, no ETDump button.

@@ -49,6 +49,7 @@ public:
     QLabel* summary() const { return summary_; }
     QPushButton* chooseButton() const { return choose_; }
     QPushButton* firstDivergenceButton() const { return first_; }
+    QDoubleSpinBox* toleranceSpinBox() const { return tolerance_; }
 
 Q_SIGNALS:
     // The person chose the model to compare with.

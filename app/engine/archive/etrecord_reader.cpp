@@ -118,8 +118,10 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
         if (!program) {
             return program.error();
         }
-        // Each node's debug handle and innermost module.
-        std::map<int, std::set<std::string>> modulesOf;
+        // Each node's debug handle and innermost module; the quantize and dequantize nodes PT2E
+        // puts between modules apart (they sit in the model's own forward, and would pull
+        // every quantized delegate up to it).
+        std::map<int, std::set<std::string>> modulesOf, conversionsOf;
         const nlohmann::json* nodes = nullptr;
         if (program->is_object() && program->contains("graph_module") &&
             (*program)["graph_module"].is_object() &&
@@ -154,11 +156,26 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
             } else {
                 continue;
             }
-            modulesOf[value].insert(innermostModule(stack->get<std::string>()));
+            const auto target = node.find("target");
+            const bool conversion =
+                target != node.end() && target->is_string() &&
+                target->get<std::string>().find("quantized_decomposed") != std::string::npos;
+            (conversion ? conversionsOf : modulesOf)[value].insert(
+                innermostModule(stack->get<std::string>()));
         }
         auto& byInstruction = record.instructionModules[method];
         if (!instructions.is_object()) {
             continue;
+        }
+        // A handle several instructions name (a quantize between a kernel and the delegate after
+        // it carries the kernel's handle) says where it came from, not where this one ran: an
+        // instruction with handles of its own goes by those.
+        std::map<int, int> claims;
+        for (const auto& [id, value] : instructions.items()) {
+            const std::vector<int> handles = handlesOf(value);
+            for (const int handle : std::set<int>(handles.begin(), handles.end())) {
+                ++claims[handle];
+            }
         }
         for (const auto& [id, value] : instructions.items()) {
             int instruction = 0;
@@ -167,12 +184,27 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
             } catch (const std::exception&) {
                 continue;
             }
-            std::set<std::string> modules;
-            for (const int handle : handlesOf(value)) {
-                const auto found = modulesOf.find(handle);
-                if (found != modulesOf.end()) {
+            std::vector<int> handles = handlesOf(value);
+            std::vector<int> own;
+            for (const int handle : handles) {
+                if (claims[handle] == 1) {
+                    own.push_back(handle);
+                }
+            }
+            if (!own.empty()) {
+                handles = own;
+            }
+            std::set<std::string> modules, conversions;
+            for (const int handle : handles) {
+                if (const auto found = modulesOf.find(handle); found != modulesOf.end()) {
                     modules.insert(found->second.begin(), found->second.end());
                 }
+                if (const auto found = conversionsOf.find(handle); found != conversionsOf.end()) {
+                    conversions.insert(found->second.begin(), found->second.end());
+                }
+            }
+            if (modules.empty()) {
+                modules = conversions; // an instruction that only converts
             }
             byInstruction[instruction].assign(modules.begin(), modules.end());
         }

@@ -26,9 +26,9 @@ std::map<Capability, std::string> lackingOf(const std::string& path) {
 #else
     (void)path;
 #endif
-    lacking[Capability::Activations] =
-        "the values inside an ExecuTorch program are not shown yet; its outputs and its "
-        "per-instruction profile are";
+#ifndef SCRIPTSCOPE_HAS_EXECUTORCH
+    lacking[Capability::Activations] = "it does not run here, so it has no activations";
+#endif
     lacking[Capability::Optimize] =
         "an ExecuTorch program is already lowered: ScriptScope's passes work on TorchScript";
     lacking[Capability::Statistics] =
@@ -36,8 +36,8 @@ std::map<Capability, std::string> lackingOf(const std::string& path) {
         "shapes and sizes";
     lacking[Capability::InlinedGraph] = "an ExecuTorch method is one flat list of instructions";
     lacking[Capability::Diff] =
-        "ExecuTorch programs are not compared with other models yet; the Graph tab lists every "
-        "value and instruction";
+        "an ExecuTorch program has no module tree or weights to diff; compare runs it against "
+        "another model (its export, a .pt) value by value";
     return lacking;
 }
 
@@ -131,17 +131,66 @@ Expected<RunResult> ExecuTorchModel::run(const RunRequest& request) {
     if (!request.etdumpPath.empty()) {
         return recordedRun(request);
     }
-    if (!info_.lacks(Capability::Run).empty()) {
-        return lackingError(Capability::Run);
-    }
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
-    if (!session_) {
-        session_ = std::make_unique<PteSession>(program_, etrecord_ ? &*etrecord_ : nullptr);
+    auto runs = session(Capability::Run);
+    if (!runs) {
+        return runs.error();
     }
-    return session_->run(request);
+    return (*runs)->run(request);
 #else
     return lackingError(Capability::Run);
 #endif
 }
+
+Expected<ActivationReport> ExecuTorchModel::activations(const ActivationRequest& request) {
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    auto runs = session(Capability::Activations);
+    if (!runs) {
+        return runs.error();
+    }
+    PteSession* pte = *runs;
+    return withReference(*this, request,
+                         [pte](const ActivationRequest& r) { return pte->activations(r); });
+#else
+    (void)request;
+    return lackingError(Capability::Activations);
+#endif
+}
+
+Expected<std::shared_ptr<const ModuleValues>>
+ExecuTorchModel::moduleOutputs(const RunRequest& request) {
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    auto runs = session(Capability::Activations);
+    if (!runs) {
+        return runs.error();
+    }
+    return (*runs)->moduleOutputs(request);
+#else
+    (void)request;
+    return lackingError(Capability::Activations);
+#endif
+}
+
+Status ExecuTorchModel::saveSampleInputs(const std::string& path) {
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    auto runs = session(Capability::Run);
+    if (runs) {
+        return (*runs)->saveSampleInputs(path, "forward");
+    }
+#endif
+    return Model::saveSampleInputs(path);
+}
+
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+Expected<PteSession*> ExecuTorchModel::session(Capability capability) {
+    if (!info_.lacks(capability).empty()) {
+        return lackingError(capability);
+    }
+    if (!session_) {
+        session_ = std::make_unique<PteSession>(program_, etrecord_ ? &*etrecord_ : nullptr);
+    }
+    return session_.get();
+}
+#endif
 
 } // namespace scriptscope::formats

@@ -95,9 +95,16 @@ public:
     Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
                                     bool inlined) const override;
     Expected<RunResult> run(const RunRequest& request) override;
+    Expected<ActivationReport> activations(const ActivationRequest& request) override;
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request) override;
+    Status saveSampleInputs(const std::string& path) override;
 
 private:
     explicit ExecuTorchModel(ExecuTorchProgram program);
+#ifdef SCRIPTSCOPE_HAS_EXECUTORCH
+    // The session of runs, opened on the first (an error when the model lacks `capability`).
+    Expected<PteSession*> session(Capability capability);
+#endif
     Expected<RunResult> recordedRun(const RunRequest& request) const;
 
     ExecuTorchProgram program_;

@@ -51,43 +51,26 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
         add(-1, static_cast<int>(i), g.inputs[i].name, {});
     }
-    // Where each value is used: the modules of the nodes that read it; the graph's outputs are
-    // read outside every module.
-    std::map<std::string, std::vector<std::string>> users;
-    for (const GraphEdge& edge : g.edges) {
-        if (edge.to >= 0 && static_cast<size_t>(edge.to) < g.nodes.size()) {
-            users[edge.value].push_back(placedModule(g, g.nodes[static_cast<size_t>(edge.to)]));
-        }
-    }
+    // The modules each value is the output of; the graph's outputs are read outside every
+    // module.
     std::set<std::string> graphOutputs;
     if (program.hasProgram()) {
         for (const Pt2Value& output : program.program().outputValues) {
             graphOutputs.insert(output.names.begin(), output.names.end());
         }
     }
+    std::vector<std::string> nodeModules;
     for (const GraphNode& node : g.nodes) {
-        const std::string own = placedModule(g, node);
-        for (size_t o = 0; o < node.outputs.size(); ++o) {
-            const std::string& name = node.outputs[o].name;
-            // This node's module and its ancestors, where a use outside them makes the value
-            // their output (a forward hook's), as the TorchScript tap decides it.
-            std::set<std::string> modules;
-            const auto found = users.find(name);
-            const bool leaves = graphOutputs.count(name) > 0;
-            for (std::string ancestor = own; !ancestor.empty();) {
-                bool usedOutside = leaves;
-                if (found != users.end()) {
-                    for (const std::string& where : found->second) {
-                        usedOutside = usedOutside || !within(where, ancestor);
-                    }
-                }
-                if (usedOutside) {
-                    modules.insert(ancestor);
-                }
-                const auto dot = ancestor.rfind('.');
-                ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
-            }
-            add(node.id, static_cast<int>(o), name, {modules.begin(), modules.end()});
+        if (node.id >= 0) {
+            nodeModules.resize(std::max(nodeModules.size(), static_cast<size_t>(node.id) + 1));
+            nodeModules[static_cast<size_t>(node.id)] = placedModule(g, node);
+        }
+    }
+    const auto modules = outputModules(g, nodeModules, graphOutputs);
+    for (const GraphNode& node : g.nodes) {
+        for (size_t o = 0; node.id >= 0 && o < node.outputs.size(); ++o) {
+            add(node.id, static_cast<int>(o), node.outputs[o].name,
+                modules[static_cast<size_t>(node.id)][o]);
         }
     }
     return out;

@@ -4,6 +4,7 @@
 
 #include "session_internal.h"
 #include "torch_values.h"
+#include "value_tap.h"
 
 #include <etdump_profile.h>
 #include <etdump_reader.h>
@@ -11,6 +12,7 @@
 #include <stats.h>
 
 #include <chrono>
+#include <set>
 
 namespace scriptscope {
 
@@ -124,6 +126,8 @@ c10::IValue outputOf(const std::vector<PlainValue>& outputs) {
 
 } // namespace
 
+struct PteSites;
+
 struct PteSession::Impl {
     const ExecuTorchProgram& program;
     std::unique_ptr<PteRuntime> runtime; // opened on the first run
@@ -212,6 +216,44 @@ struct PteSession::Impl {
             return detail::errorFromException(error, ErrorKind::Input);
         }
         return plain;
+    }
+
+    Expected<PteSites> sitesOf(const std::string& method) const;
+    // One traced run with every value recorded into `run` (its output into *output).
+    Status observe(const RunRequest& request, const PteSites& sites, detail::TapRun& run,
+                   c10::IValue* output, std::vector<std::string>& notes) const;
+
+    // One traced run on the request's inputs (after one to warm the delegates up: XNNPACK packs
+    // its weights on the first), its ETDump the last block of the trace; its outputs copied.
+    Expected<PteTrace> tracedRun(const RunRequest& request, size_t debugBufferBytes,
+                                 c10::IValue* output) const {
+        auto found = plan(request.method);
+        if (!found) {
+            return found.error();
+        }
+        // A runtime of its own: the timed one keeps no tracer, so its runs pay for none.
+        PteTraceOptions options;
+        options.debugBufferBytes = debugBufferBytes;
+        auto traced = PteRuntime::open(path(), &options);
+        if (!traced) {
+            return traced.error();
+        }
+        std::vector<at::Tensor> keep;
+        std::vector<std::string> descriptions;
+        auto in = inputs(request, **found, keep, descriptions);
+        if (!in) {
+            return in.error();
+        }
+        for (int i = 0; i < 2; ++i) {
+            auto outputs = (*traced)->execute(request.method, *in);
+            if (!outputs) {
+                return outputs.error();
+            }
+            if (i == 1 && output) {
+                *output = outputOf(*outputs);
+            }
+        }
+        return (*traced)->takeTrace();
     }
 
     Status open() {
@@ -314,32 +356,278 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
 }
 
 Expected<PteTrace> PteSession::trace(const RunRequest& request, size_t debugBufferBytes) {
-    auto plan = impl_->plan(request.method);
-    if (!plan) {
-        return plan.error();
+    return impl_->tracedRun(request, debugBufferBytes, nullptr);
+}
+
+// Every value one traced run made, from the event tracer's intermediate outputs: one site per
+// value the diagram draws (a call's output), by the ETRecord's modules where there is one.
+struct PteSites {
+    GraphModel model;
+    std::vector<detail::Site> sites;
+    std::vector<std::vector<std::string>> siteModules;
+    std::map<std::pair<int, int>, int> byOutput; // (node, output) -> site
+};
+
+Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
+    auto graph = program.graphModel(method);
+    auto calls = program.calls(method);
+    if (!graph || !calls) {
+        return graph ? calls.error() : graph.error();
     }
-    // A runtime of its own: the timed one keeps no tracer, so its runs pay for none.
-    PteTraceOptions options;
-    options.debugBufferBytes = debugBufferBytes;
-    auto traced = PteRuntime::open(impl_->path(), &options);
-    if (!traced) {
-        return traced.error();
+    PteSites out;
+    out.model = std::move(graph).value();
+    const GraphModel& g = out.model;
+    // Each call's module of the model (the ETRecord's); without one, none.
+    std::vector<std::string> nodeModules(g.nodes.size());
+    for (size_t i = 0; record && i < calls->size() && i < nodeModules.size(); ++i) {
+        nodeModules[i] = record->moduleOf(method, static_cast<int>((*calls)[i].instruction));
+    }
+    std::set<std::string> graphOutputs;
+    for (const GraphPort& port : g.outputs) {
+        graphOutputs.insert(port.name);
+    }
+    const auto modules = detail::outputModules(g, nodeModules, graphOutputs);
+    for (const GraphNode& node : g.nodes) {
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+            out.byOutput[{node.id, static_cast<int>(o)}] = static_cast<int>(out.sites.size());
+            detail::Site site;
+            site.node = node.id;
+            site.output = static_cast<int>(o);
+            site.value = node.outputs[o].name;
+            out.sites.push_back(std::move(site));
+            out.siteModules.push_back(modules[static_cast<size_t>(node.id)][o]);
+        }
+    }
+    return out;
+}
+
+// The bytes the event tracer needs to keep every value of one run: each tensor of the plan, with
+// room for alignment.
+size_t debugBytesOf(const PtePlan& plan) {
+    uint64_t bytes = 1u << 20;
+    for (const PteValue& value : plan.values) {
+        if (value.kind == PteValue::Kind::Tensor) {
+            bytes += value.tensor.bytes() + 64;
+        }
+    }
+    return static_cast<size_t>(std::min<uint64_t>(bytes * 2, uint64_t{4} << 30));
+}
+
+Status PteSession::Impl::observe(const RunRequest& request, const PteSites& sites,
+                                 detail::TapRun& run, c10::IValue* output,
+                                 std::vector<std::string>& notes) const {
+    auto found = plan(request.method);
+    if (!found) {
+        return found.error();
+    }
+    auto calls = program.calls(request.method);
+    if (!calls) {
+        return calls.error();
+    }
+    std::map<std::pair<size_t, size_t>, int> callAt; // (chain, instruction) -> node
+    for (size_t i = 0; i < calls->size(); ++i) {
+        callAt[{(*calls)[i].chain, (*calls)[i].instruction}] = static_cast<int>(i);
+    }
+    auto trace = tracedRun(request, debugBytesOf(**found), output);
+    if (!trace) {
+        return trace.error();
+    }
+    auto dump = readEtdump(std::string_view(reinterpret_cast<const char*>(trace->etdump.data()),
+                                            trace->etdump.size()));
+    if (!dump) {
+        return dump.error();
+    }
+    // The traced run's block: the last that holds values.
+    const EtdumpRun* last = nullptr;
+    for (const EtdumpRun& block : dump->runs) {
+        last = block.debug.empty() ? last : &block;
+    }
+    run.sites = sites.sites;
+    run.siteModules = sites.siteModules;
+    run.occurrences.assign(run.sites.size(), 0);
+    if (!last) {
+        notes.push_back("ExecuTorch's event tracer recorded no values of this run");
+        return std::nullopt;
+    }
+    // The values each call logged, in order: a kernel logs its output, a delegate call every
+    // argument (its inputs, then its outputs), so a node's outputs are its last ones. The
+    // program's outputs are logged again after the run (no chain).
+    std::map<int, std::vector<const EtdumpDebugEvent*>> logged;
+    size_t outside = 0, unplaced = 0;
+    for (const EtdumpDebugEvent& event : last->debug) {
+        if (event.instruction < 0 || event.chain > static_cast<uint64_t>(INT32_MAX) ||
+            event.value.kind != EtdumpValue::Kind::Tensor || event.value.tensors.empty()) {
+            continue;
+        }
+        const auto at =
+            callAt.find({static_cast<size_t>(event.chain), static_cast<size_t>(event.instruction)});
+        if (at == callAt.end()) {
+            ++unplaced;
+            continue;
+        }
+        logged[at->second].push_back(&event);
+    }
+    for (const auto& [node, events] : logged) {
+        const size_t outputs = static_cast<size_t>(node) < sites.model.nodes.size()
+                                   ? sites.model.nodes[static_cast<size_t>(node)].outputs.size()
+                                   : 0;
+        const size_t first = events.size() > outputs ? events.size() - outputs : 0;
+        for (size_t k = first; k < events.size(); ++k) {
+            const auto site = sites.byOutput.find({node, static_cast<int>(k - first)});
+            if (site == sites.byOutput.end()) {
+                ++unplaced;
+                continue;
+            }
+            const EtdumpTensor& t = events[k]->value.tensors.front();
+            const auto type = static_cast<c10::ScalarType>(t.scalarType);
+            int64_t numel = 1;
+            for (const int64_t size : t.sizes) {
+                numel *= size;
+            }
+            const uint64_t bytes = static_cast<uint64_t>(numel) * c10::elementSize(type);
+            if (t.offset < 0 ||
+                static_cast<uint64_t>(t.offset) + bytes > trace->debugBuffer.size()) {
+                ++outside;
+                continue;
+            }
+            const at::Tensor value =
+                at::from_blob(const_cast<uint8_t*>(trace->debugBuffer.data()) + t.offset, t.sizes,
+                              at::TensorOptions().dtype(type))
+                    .clone();
+            detail::recordValue(run, site->second, value);
+        }
+    }
+    if (outside > 0) {
+        notes.push_back(std::to_string(outside) +
+                        " values did not fit the event tracer's buffer and were not recorded");
+    }
+    if (unplaced > 0) {
+        notes.push_back(std::to_string(unplaced) +
+                        " values the tracer logged belong to no call the diagram draws");
+    }
+    if (!record) {
+        notes.push_back("no ETRecord beside '" + path() +
+                        "': its values have no module of the model, so none is matched with "
+                        "another model's module outputs (to_edge_transform_and_lower(..., "
+                        "generate_etrecord=True) makes one)");
+    }
+    return std::nullopt;
+}
+
+Expected<ActivationReport> PteSession::activations(const ActivationRequest& request) {
+    if (request.bins < 1 || request.bins > 4096) {
+        return Error{ErrorKind::Input, "the histogram takes 1 to 4096 bins"};
+    }
+    if (!request.compareDevice.empty() || request.compareRun) {
+        return Error{ErrorKind::Input,
+                     "an ExecuTorch program is compared with values saved from Python or with "
+                     "another model; a second run on other inputs is TorchScript's only so far"};
+    }
+    if (!request.referenceFile.empty() && request.referenceValues) {
+        return Error{ErrorKind::Input,
+                     "compare with one thing at a time: a file of values or a model"};
+    }
+    if (request.run.device != "cpu") {
+        return Error{ErrorKind::Device, "ExecuTorch runs on the CPU, not on " + request.run.device};
+    }
+    auto made = impl_->sitesOf(request.run.method);
+    if (!made) {
+        return made.error();
+    }
+    PteSites sites = std::move(made).value();
+    ActivationReport report;
+    report.model = impl_->path();
+    report.method = request.run.method;
+    report.device = "cpu";
+    report.tolerance = request.tolerance;
+    try {
+        const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
+        for (detail::Site& site : sites.sites) {
+            site.pinned = pins.count(site.node) > 0;
+        }
+        std::map<std::string, at::Tensor> references;
+        std::string where;
+        if (!request.referenceFile.empty()) {
+            auto loaded = detail::referenceTensors(request.referenceFile);
+            if (!loaded) {
+                return loaded.error();
+            }
+            references = std::move(loaded).value();
+            where = request.referenceFile;
+            report.comparison = "values saved in " + request.referenceFile;
+        } else if (request.referenceValues) {
+            references = request.referenceValues->outputs;
+            where = request.referenceValues->model;
+            report.comparison = "the module outputs of " + where;
+        }
+        detail::attachReferences(sites.sites, sites.siteModules, references, where,
+                                 torch::Device(torch::kCPU), report);
+        detail::TapRun run;
+        run.bins = request.bins;
+        run.pinBudget = request.pinBytes;
+        c10::IValue output;
+        const auto start = std::chrono::steady_clock::now();
+        if (auto error = impl_->observe(request.run, sites, run, &output, report.notes)) {
+            return *error;
+        }
+        report.runMs = detail::elapsedMs(start);
+        if (run.pinOverflow) {
+            report.notes.push_back("pinned values beyond " + formatBytes(request.pinBytes) +
+                                   " were not kept");
+        }
+        report.pinnedBytes = run.pinnedBytes;
+        detail::finishReport(run, sites.model, sites.siteModules, !references.empty(),
+                             request.tolerance, report);
+        report.output = detail::describeOutput(output, request.run.previewValues);
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Model);
+    }
+    return report;
+}
+
+Expected<std::shared_ptr<const ModuleValues>> PteSession::moduleOutputs(const RunRequest& request) {
+    auto sites = impl_->sitesOf(request.method);
+    if (!sites) {
+        return sites.error();
+    }
+    try {
+        detail::TapRun run;
+        run.bins = 1;
+        run.keepModuleOutputs = true;
+        std::vector<std::string> notes;
+        if (auto error = impl_->observe(request, *sites, run, nullptr, notes)) {
+            return *error;
+        }
+        auto values = std::make_shared<ModuleValues>();
+        values->outputs = std::move(run.moduleOutputs);
+        values->model = impl_->path();
+        return std::shared_ptr<const ModuleValues>(std::move(values));
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Model);
+    }
+}
+
+Status PteSession::saveSampleInputs(const std::string& path, const std::string& method) {
+    auto found = impl_->plan(method);
+    if (!found) {
+        return found.error();
     }
     std::vector<at::Tensor> keep;
     std::vector<std::string> descriptions;
-    auto inputs = impl_->inputs(request, **plan, keep, descriptions);
-    if (!inputs) {
-        return inputs.error();
-    }
-    // One run to warm the delegates up (XNNPACK packs its weights on the first), then the one
-    // the profile is of: the last block of the dump.
-    for (int i = 0; i < 2; ++i) {
-        auto outputs = (*traced)->execute(request.method, *inputs);
-        if (!outputs) {
-            return outputs.error();
+    std::vector<c10::IValue> values;
+    try {
+        for (size_t i = 0; i < (*found)->inputs.size(); ++i) {
+            auto value = planValue(**found, i, keep, descriptions);
+            if (!value) {
+                return value.error();
+            }
+            values.push_back(value->kind == PlainValue::Kind::Tensor ? c10::IValue(keep.back())
+                                                                     : ivalueOf(*value));
         }
+        return detail::saveValueFile(c10::ivalue::Tuple::create(std::move(values)), path);
+    } catch (const std::exception& error) {
+        return detail::errorFromException(error, ErrorKind::Input);
     }
-    return (*traced)->takeTrace();
 }
 
 } // namespace scriptscope

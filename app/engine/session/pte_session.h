@@ -6,6 +6,7 @@
 #include <error.h>
 #include <etrecord_reader.h>
 #include <executorch_program.h>
+#include <numerics_types.h>
 #include <run_types.h>
 
 #include <memory>
@@ -28,6 +29,14 @@ public:
     // One traced run on the request's inputs: the ETDump, with every instruction's output in the
     // debug buffer when debugBufferBytes > 0 (intermediate outputs).
     Expected<PteTrace> trace(const RunRequest& request, size_t debugBufferBytes);
+
+    // Every value of one traced run (ExecuTorch's intermediate outputs), the first NaN or Inf, and
+    // comparisons with values saved from Python or another model's module outputs, matched by the
+    // ETRecord's modules (a delegate at its boundary).
+    Expected<ActivationReport> activations(const ActivationRequest& request);
+    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request);
+    // The inputs the method's plan gives (random, seeded), as one torch.save tuple.
+    Status saveSampleInputs(const std::string& path, const std::string& method);
 
 private:
     struct Impl;

@@ -392,6 +392,55 @@ std::string placedModule(const GraphModel& model, const GraphNode& node) {
     return group >= 0 ? model.groups[static_cast<size_t>(group)].module : node.module;
 }
 
+std::vector<std::vector<std::vector<std::string>>>
+outputModules(const GraphModel& g, const std::vector<std::string>& nodeModules,
+              const std::set<std::string>& graphOutputs) {
+    const auto moduleOf = [&](int node) {
+        return node >= 0 && static_cast<size_t>(node) < nodeModules.size()
+                   ? nodeModules[static_cast<size_t>(node)]
+                   : std::string();
+    };
+    // Where each value is used: the modules of the nodes that read it.
+    std::map<std::string, std::vector<std::string>> users;
+    for (const GraphEdge& edge : g.edges) {
+        if (edge.to >= 0 && static_cast<size_t>(edge.to) < g.nodes.size()) {
+            users[edge.value].push_back(moduleOf(edge.to));
+        }
+    }
+    size_t ids = 0;
+    for (const GraphNode& node : g.nodes) {
+        ids = std::max(ids, static_cast<size_t>(std::max(node.id, 0)) + 1);
+    }
+    std::vector<std::vector<std::vector<std::string>>> out(ids);
+    for (const GraphNode& node : g.nodes) {
+        if (node.id < 0) {
+            continue;
+        }
+        const std::string own = moduleOf(node.id);
+        auto& outputs = out[static_cast<size_t>(node.id)];
+        for (const GraphPort& port : node.outputs) {
+            std::set<std::string> modules;
+            const auto found = users.find(port.name);
+            const bool leaves = graphOutputs.count(port.name) > 0;
+            for (std::string ancestor = own; !ancestor.empty();) {
+                bool usedOutside = leaves;
+                if (found != users.end()) {
+                    for (const std::string& where : found->second) {
+                        usedOutside = usedOutside || !within(where, ancestor);
+                    }
+                }
+                if (usedOutside) {
+                    modules.insert(ancestor);
+                }
+                const auto dot = ancestor.rfind('.');
+                ancestor = dot == std::string::npos ? std::string() : ancestor.substr(0, dot);
+            }
+            outputs.emplace_back(modules.begin(), modules.end());
+        }
+    }
+    return out;
+}
+
 Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method) {
     registerTap();
     Instrumented out;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,13 @@ void finishReport(TapRun& run, const GraphModel& model,
 bool within(const std::string& path, const std::string& module);
 // The module a node is drawn in: its group's, up to the nearest module group.
 std::string placedModule(const GraphModel& model, const GraphNode& node);
+// For each node's outputs (by node id, then output): the modules whose output the value is, as
+// the TorchScript tap decides it: the module it was made in (nodeModules, by node id) and each
+// ancestor of it that a reader outside it sees, the graph's outputs (graphOutputs, by name)
+// being read outside every module. The root "" is nobody's here.
+std::vector<std::vector<std::vector<std::string>>>
+outputModules(const GraphModel& g, const std::vector<std::string>& nodeModules,
+              const std::set<std::string>& graphOutputs);
 // max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
 // infinitely far. Nullopt when the shapes differ.
 std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b);
