@@ -1163,6 +1163,25 @@ private Q_SLOTS:
             QVERIFY(ran["device_name"].get<std::string>().find("ExecuTorch") != std::string::npos);
             QVERIFY(!ran["profile"]["operators"].empty());
             QVERIFY2(run.err.find("cpuinfo") == std::string::npos, run.err.c_str()); // its log kept
+            // The int8 copy against the float export it was lowered from: exit status 1, the
+            // first divergence at the quantized fc delegate's output.
+            const QString built = QStringLiteral(SCRIPTSCOPE_PTE_DIR "/");
+            const auto compared =
+                cli({QStringLiteral("compare"), built + QStringLiteral("cnn_int8_xnnpack.pte"),
+                     built + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
+                     built + QStringLiteral("inputs.pt"), QStringLiteral("--tolerance"),
+                     QStringLiteral("1e-3"), QStringLiteral("--json")});
+            QCOMPARE(compared.exitCode, 1);
+            const auto report = nlohmann::json::parse(compared.out);
+            QVERIFY2(report.dump().find("\"fc\"") != std::string::npos, compared.out.c_str());
+            const auto portable =
+                cli({QStringLiteral("compare"), built + QStringLiteral("cnn_portable.pte"),
+                     built + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
+                     built + QStringLiteral("inputs.pt"), QStringLiteral("--tolerance"),
+                     QStringLiteral("1e-5")});
+            QVERIFY2(portable.exitCode == 0, portable.out.c_str());
+            QVERIFY2(portable.out.find("Matched 3 of the 3") != std::string::npos,
+                     portable.out.c_str());
         } else {
             QVERIFY2(version.out.find("\nExecuTorch: not linked") != std::string::npos,
                      version.out.c_str());
