@@ -173,11 +173,11 @@ std::vector<Step> stepsOf(const PtePlan& plan) {
     return steps;
 }
 
-std::string typeOf(const PtePlan& plan, int64_t index) {
-    const PteValue& value = plan.values[static_cast<size_t>(index)];
+// A value's type as a schema writes it ("int", "Tensor[]"); "" for what a schema has no name for.
+std::string schemaType(const PteValue& value) {
     switch (value.kind) {
     case PteValue::Kind::Tensor:
-        return value.tensor.text();
+        return "Tensor";
     case PteValue::Kind::Int:
         return "int";
     case PteValue::Kind::Bool:
@@ -191,6 +191,12 @@ std::string typeOf(const PtePlan& plan, int64_t index) {
     default:
         return "";
     }
+}
+
+// A value's type with a tensor's dtype and shape: "f32[1, 3, 32, 32]".
+std::string typeOf(const PtePlan& plan, int64_t index) {
+    const PteValue& value = plan.values[static_cast<size_t>(index)];
+    return value.kind == PteValue::Kind::Tensor ? value.tensor.text() : schemaType(value);
 }
 
 std::string signatureOf(const PtePlan& plan) {
@@ -208,23 +214,9 @@ std::string signatureOf(const PtePlan& plan) {
 // The signature as a TorchScript schema ("forward(Tensor v0) -> Tensor"), what the Run workspace's
 // input table reads; each tensor's dtype and shape are the method's input annotations.
 std::string schemaOf(const PtePlan& plan) {
-    const auto type = [&plan](int64_t index) -> std::string {
-        switch (plan.values[static_cast<size_t>(index)].kind) {
-        case PteValue::Kind::Tensor:
-            return "Tensor";
-        case PteValue::Kind::Int:
-            return "int";
-        case PteValue::Kind::Bool:
-            return "bool";
-        case PteValue::Kind::Double:
-            return "float";
-        case PteValue::Kind::IntList:
-            return "int[]";
-        case PteValue::Kind::TensorList:
-            return "Tensor[]";
-        default:
-            return "Any";
-        }
+    const auto type = [&plan](int64_t index) {
+        const std::string name = schemaType(plan.values[static_cast<size_t>(index)]);
+        return name.empty() ? std::string("Any") : name;
     };
     std::string text = plan.name + "(";
     for (size_t i = 0; i < plan.inputs.size(); ++i) {

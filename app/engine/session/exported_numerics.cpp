@@ -196,27 +196,11 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
     report.device = interpreter.device().str();
     report.tolerance = request.tolerance;
     try {
-        const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
-        for (Site& site : sites.sites) {
-            site.pinned = pins.count(site.node) > 0;
+        bool compared = false;
+        if (auto error = prepareRecording(request, sites.sites, sites.siteModules,
+                                          interpreter.device(), report, compared)) {
+            return *error;
         }
-        std::map<std::string, at::Tensor> references;
-        std::string referenceWhere;
-        if (!request.referenceFile.empty()) {
-            auto loaded = referenceTensors(request.referenceFile);
-            if (!loaded) {
-                return loaded.error();
-            }
-            references = std::move(loaded).value();
-            referenceWhere = request.referenceFile;
-            report.comparison = "values saved in " + request.referenceFile;
-        } else if (request.referenceValues) {
-            references = request.referenceValues->outputs;
-            referenceWhere = request.referenceValues->model;
-            report.comparison = "the module outputs of " + referenceWhere;
-        }
-        attachReferences(sites.sites, sites.siteModules, references, referenceWhere,
-                         interpreter.device(), report);
         TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
@@ -230,8 +214,7 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
         }
         report.pinnedBytes = run.pinnedBytes;
         report.memory = memoryOf(run.records, storages, interpreter.steps());
-        finishReport(run, sites.model, sites.siteModules, !references.empty(), request.tolerance,
-                     report);
+        finishReport(run, sites.model, sites.siteModules, compared, request.tolerance, report);
         report.output = describeOutput(output, request.run.previewValues);
     } catch (const std::exception& error) {
         Error e = errorFromException(error, ErrorKind::Model);

@@ -72,29 +72,13 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     }
     try {
         Instrumented instrumented = instrument(*impl_->module, *method);
-        const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
-        for (auto& site : instrumented.sites) {
-            site.pinned = pins.count(site.node) > 0;
+        // The pins, and references by module path: from a file, or from another model's run.
+        bool compared = false;
+        if (auto error =
+                detail::prepareRecording(request, instrumented.sites, instrumented.siteModules,
+                                         prepared->device, report, compared)) {
+            return *error;
         }
-        // References by module path: from a file, or from another model's run.
-        std::map<std::string, at::Tensor> references;
-        std::string referenceWhere;
-        if (!request.referenceFile.empty()) {
-            auto loaded = detail::referenceTensors(request.referenceFile);
-            if (!loaded) {
-                return loaded.error();
-            }
-            references = std::move(loaded).value();
-            referenceWhere = request.referenceFile;
-            report.comparison = "values saved in " + request.referenceFile;
-        }
-        if (request.referenceValues) {
-            references = request.referenceValues->outputs;
-            referenceWhere = request.referenceValues->model;
-            report.comparison = "the module outputs of " + referenceWhere;
-        }
-        detail::attachReferences(instrumented.sites, instrumented.siteModules, references,
-                                 referenceWhere, prepared->device, report);
         TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
@@ -164,7 +148,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
-        detail::finishReport(run, instrumented.model, instrumented.siteModules, !references.empty(),
+        detail::finishReport(run, instrumented.model, instrumented.siteModules, compared,
                              request.tolerance, report);
         report.output = detail::describeOutput(output, request.run.previewValues);
     } catch (const std::exception& error) {
@@ -227,6 +211,33 @@ Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& 
         return Error{ErrorKind::Input, "'" + path + "' holds no string -> tensor entries"};
     }
     return tensors;
+}
+
+Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sites,
+                        const std::vector<std::vector<std::string>>& siteModules,
+                        const torch::Device& device, ActivationReport& report, bool& compared) {
+    const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
+    for (Site& site : sites) {
+        site.pinned = pins.count(site.node) > 0;
+    }
+    std::map<std::string, at::Tensor> references;
+    std::string where;
+    if (!request.referenceFile.empty()) {
+        auto loaded = referenceTensors(request.referenceFile);
+        if (!loaded) {
+            return loaded.error();
+        }
+        references = std::move(loaded).value();
+        where = request.referenceFile;
+        report.comparison = "values saved in " + request.referenceFile;
+    } else if (request.referenceValues) {
+        references = request.referenceValues->outputs;
+        where = request.referenceValues->model;
+        report.comparison = "the module outputs of " + where;
+    }
+    attachReferences(sites, siteModules, references, where, device, report);
+    compared = !references.empty();
+    return std::nullopt;
 }
 
 void attachReferences(std::vector<Site>& sites,

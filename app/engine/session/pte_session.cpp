@@ -541,27 +541,11 @@ Expected<ActivationReport> PteSession::activations(const ActivationRequest& requ
     report.device = "cpu";
     report.tolerance = request.tolerance;
     try {
-        const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
-        for (detail::Site& site : sites.sites) {
-            site.pinned = pins.count(site.node) > 0;
+        bool compared = false;
+        if (auto error = detail::prepareRecording(request, sites.sites, sites.siteModules,
+                                                  torch::Device(torch::kCPU), report, compared)) {
+            return *error;
         }
-        std::map<std::string, at::Tensor> references;
-        std::string where;
-        if (!request.referenceFile.empty()) {
-            auto loaded = detail::referenceTensors(request.referenceFile);
-            if (!loaded) {
-                return loaded.error();
-            }
-            references = std::move(loaded).value();
-            where = request.referenceFile;
-            report.comparison = "values saved in " + request.referenceFile;
-        } else if (request.referenceValues) {
-            references = request.referenceValues->outputs;
-            where = request.referenceValues->model;
-            report.comparison = "the module outputs of " + where;
-        }
-        detail::attachReferences(sites.sites, sites.siteModules, references, where,
-                                 torch::Device(torch::kCPU), report);
         detail::TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
@@ -576,8 +560,8 @@ Expected<ActivationReport> PteSession::activations(const ActivationRequest& requ
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
-        detail::finishReport(run, sites.model, sites.siteModules, !references.empty(),
-                             request.tolerance, report);
+        detail::finishReport(run, sites.model, sites.siteModules, compared, request.tolerance,
+                             report);
         report.output = detail::describeOutput(output, request.run.previewValues);
     } catch (const std::exception& error) {
         return detail::errorFromException(error, ErrorKind::Model);

@@ -90,6 +90,13 @@ void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
                       const std::map<std::string, at::Tensor>& references, const std::string& where,
                       const torch::Device& device, ActivationReport& report);
+// What a recording of one model's values takes from the request before it runs: the pinned
+// nodes onto their sites, and the values to compare with (a file's or another model's module
+// outputs) attached to the sites whose modules they are of. Sets report.comparison; false in
+// `compared` when there is nothing to compare with.
+Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sites,
+                        const std::vector<std::vector<std::string>>& siteModules,
+                        const torch::Device& device, ActivationReport& report, bool& compared);
 // The comparison fields of one record into another.
 void copyComparison(const ActivationRecord& from, ActivationRecord& to);
 // The run's records into the report: a reference compared at a module output's last occurrence
