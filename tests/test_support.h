@@ -9,8 +9,21 @@
 #include <QTest>
 
 #include <string>
+#include <vector>
 
 namespace scriptscope::test {
+
+// The ExecuTorch fixtures: the programs (and their dumps) committed under saved_by/pte (every
+// build), and the set the build made when its Python has the pinned executorch (make_pte.py).
+inline std::vector<std::string> pteFolders() {
+    std::vector<std::string> folders = {std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                                        "/tests/fixtures/saved_by/pte"};
+    const std::string built = SCRIPTSCOPE_PTE_DIR;
+    if (!built.empty()) {
+        folders.push_back(built);
+    }
+    return folders;
+}
 
 inline std::string fixture(const std::string& name) {
     return std::string(SCRIPTSCOPE_FIXTURES_DIR) + "/" + name;

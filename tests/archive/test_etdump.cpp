@@ -29,17 +29,6 @@ using scriptscope::test::readText;
 
 namespace {
 
-// The committed dumps (every build), and the set the build made when its Python has executorch.
-std::vector<std::string> folders() {
-    std::vector<std::string> folders = {std::string(SCRIPTSCOPE_SOURCE_DIR) +
-                                        "/tests/fixtures/saved_by/pte"};
-    const std::string built = SCRIPTSCOPE_PTE_DIR;
-    if (!built.empty()) {
-        folders.push_back(built);
-    }
-    return folders;
-}
-
 // Every program of a folder that has a dump beside it.
 std::vector<std::string> dumped(const std::string& folder) {
     std::vector<std::string> names;
@@ -91,7 +80,7 @@ class TestEtdump : public QObject {
 
 private Q_SLOTS:
     void everyFolderHasDumps() {
-        for (const std::string& folder : folders()) {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
             QVERIFY2(dumped(folder).size() >= 4, folder.c_str());
         }
     }
@@ -99,7 +88,7 @@ private Q_SLOTS:
     // The reader's events, run by run, are the Inspector's rows: the same names in the same
     // order in every block, and the same times.
     void etdumpReadsAsTheInspector() {
-        for (const std::string& folder : folders()) {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
             for (const std::string& name : dumped(folder)) {
                 const std::string base = folder + "/" + name;
                 const Etdump dump = dumpOf(base + ".etdp");
@@ -136,7 +125,7 @@ private Q_SLOTS:
     // The profile of a dump counts each operator as often as the Inspector's rows name it: a
     // kernel's native_call_<op> row, a delegate's operators by name, its calls by DELEGATE_CALL.
     void profileCountsAsTheInspector() {
-        for (const std::string& folder : folders()) {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
             for (const std::string& name : dumped(folder)) {
                 const std::string base = folder + "/" + name;
                 const ExecuTorchProgram p = program(base + ".pte");
@@ -212,7 +201,7 @@ private Q_SLOTS:
     // (a delegate's to the module all it swallowed share), and the modules' self times still add
     // up to the operators' time.
     void groupedByTheModelsModules() {
-        for (const std::string& folder : folders()) {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
             for (const std::string& name :
                  {std::string("cnn_portable"), std::string("cnn_xnnpack")}) {
                 const std::string base = folder + "/" + name;

@@ -20,18 +20,6 @@ using scriptscope::test::readText;
 
 namespace {
 
-// The committed programs (every build), and the set the build made when its Python has
-// executorch.
-std::vector<std::string> referenceFolders() {
-    std::vector<std::string> folders = {std::string(SCRIPTSCOPE_SOURCE_DIR) +
-                                        "/tests/fixtures/saved_by/pte"};
-    const std::string built = SCRIPTSCOPE_PTE_DIR;
-    if (!built.empty()) {
-        folders.push_back(built);
-    }
-    return folders;
-}
-
 std::string committed(const std::string& name) {
     return readText(std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/pte/" + name);
 }
@@ -92,7 +80,7 @@ private Q_SLOTS:
     void readsWhatExecuTorchReads_data() {
         QTest::addColumn<QString>("folder");
         QTest::addColumn<QString>("name");
-        for (const std::string& folder : referenceFolders()) {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
             const auto reference = nlohmann::json::parse(readText(folder + "/pte.reference.json"));
             for (const auto& [name, file] : reference["files"].items()) {
                 QTest::newRow((folder.substr(folder.rfind('/') + 1) + ": " + name).c_str())

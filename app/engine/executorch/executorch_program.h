@@ -41,9 +41,10 @@ public:
         bool delegate = false;
     };
     Expected<std::vector<Call>> calls(const std::string& method) const;
+    // The method's execution plan; an error naming the file when it has none of that name.
+    Expected<const PtePlan*> plan(const std::string& method) const;
 
 private:
-    Expected<const PtePlan*> plan(const std::string& method) const;
     const MethodInfo& methodInfo(const std::string& method) const; // one plan() found
 
     PteProgram program_;

@@ -138,15 +138,6 @@ struct PteSession::Impl {
 
     const std::string& path() const { return program.info().path; }
 
-    Expected<const PtePlan*> plan(const std::string& method) const {
-        for (const PtePlan& plan : program.program().plans) {
-            if (plan.name == method) {
-                return &plan;
-            }
-        }
-        return Error{ErrorKind::Input, "'" + path() + "' has no method '" + method + "'"};
-    }
-
     // The request's inputs as plain values (the tensors they point into kept in `keep`).
     Expected<std::vector<PlainValue>> inputs(const RunRequest& request, const PtePlan& plan,
                                              std::vector<at::Tensor>& keep,
@@ -227,7 +218,7 @@ struct PteSession::Impl {
     // its weights on the first), its ETDump the last block of the trace; its outputs copied.
     Expected<PteTrace> tracedRun(const RunRequest& request, size_t debugBufferBytes,
                                  c10::IValue* output) const {
-        auto found = plan(request.method);
+        auto found = program.plan(request.method);
         if (!found) {
             return found.error();
         }
@@ -286,7 +277,7 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
                                             "XNNPACK delegate), not on " +
                                             request.device};
     }
-    auto plan = impl_->plan(request.method);
+    auto plan = impl_->program.plan(request.method);
     if (!plan) {
         return plan.error();
     }
@@ -366,6 +357,8 @@ struct PteSites {
     std::vector<detail::Site> sites;
     std::vector<std::vector<std::string>> siteModules;
     std::map<std::pair<int, int>, int> byOutput; // (node, output) -> site
+    // The node of each kernel or delegate call, by (chain, instruction) as the tracer names it.
+    std::map<std::pair<size_t, size_t>, int> nodeAt;
 };
 
 Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
@@ -379,8 +372,12 @@ Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
     const GraphModel& g = out.model;
     // Each call's module of the model (the ETRecord's); without one, none.
     std::vector<std::string> nodeModules(g.nodes.size());
-    for (size_t i = 0; record && i < calls->size() && i < nodeModules.size(); ++i) {
-        nodeModules[i] = record->moduleOf(method, static_cast<int>((*calls)[i].instruction));
+    for (size_t i = 0; i < calls->size(); ++i) {
+        const ExecuTorchProgram::Call& call = (*calls)[i];
+        out.nodeAt[{call.chain, call.instruction}] = static_cast<int>(i);
+        if (record && i < nodeModules.size()) {
+            nodeModules[i] = record->moduleOf(method, static_cast<int>(call.instruction));
+        }
     }
     std::set<std::string> graphOutputs;
     for (const GraphPort& port : g.outputs) {
@@ -403,7 +400,7 @@ Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
 
 // The bytes the event tracer needs to keep every value of one run: each tensor of the plan, with
 // room for alignment.
-size_t debugBytesOf(const PtePlan& plan) {
+static size_t debugBytesOf(const PtePlan& plan) {
     uint64_t bytes = 1u << 20;
     for (const PteValue& value : plan.values) {
         if (value.kind == PteValue::Kind::Tensor) {
@@ -416,17 +413,9 @@ size_t debugBytesOf(const PtePlan& plan) {
 Status PteSession::Impl::observe(const RunRequest& request, const PteSites& sites,
                                  detail::TapRun& run, c10::IValue* output,
                                  std::vector<std::string>& notes) const {
-    auto found = plan(request.method);
+    auto found = program.plan(request.method);
     if (!found) {
         return found.error();
-    }
-    auto calls = program.calls(request.method);
-    if (!calls) {
-        return calls.error();
-    }
-    std::map<std::pair<size_t, size_t>, int> callAt; // (chain, instruction) -> node
-    for (size_t i = 0; i < calls->size(); ++i) {
-        callAt[{(*calls)[i].chain, (*calls)[i].instruction}] = static_cast<int>(i);
     }
     auto trace = tracedRun(request, debugBytesOf(**found), output);
     if (!trace) {
@@ -459,9 +448,9 @@ Status PteSession::Impl::observe(const RunRequest& request, const PteSites& site
             event.value.kind != EtdumpValue::Kind::Tensor || event.value.tensors.empty()) {
             continue;
         }
-        const auto at =
-            callAt.find({static_cast<size_t>(event.chain), static_cast<size_t>(event.instruction)});
-        if (at == callAt.end()) {
+        const auto at = sites.nodeAt.find(
+            {static_cast<size_t>(event.chain), static_cast<size_t>(event.instruction)});
+        if (at == sites.nodeAt.end()) {
             ++unplaced;
             continue;
         }
@@ -592,7 +581,7 @@ Expected<std::shared_ptr<const ModuleValues>> PteSession::moduleOutputs(const Ru
 }
 
 Status PteSession::saveSampleInputs(const std::string& path, const std::string& method) {
-    auto found = impl_->plan(method);
+    auto found = impl_->program.plan(method);
     if (!found) {
         return found.error();
     }
