@@ -59,7 +59,7 @@ nlohmann::json valueJson(const ActivationRecord& r, size_t index) {
     return j;
 }
 
-// The module a compared value stands for: the reference's name without " in FILE".
+// The module (or %node) a compared value stands for: the reference's name without " in FILE".
 std::string referenceModule(const ActivationRecord& r) {
     const size_t in = r.comparedWith.find(" in ");
     return in == std::string::npos ? r.comparedWith : r.comparedWith.substr(0, in);
@@ -101,10 +101,11 @@ int commandCompare(const Options& o) {
                             {"b", o.positional.at(1)},
                             {"method", r.method},
                             {"device", r.device},
-                            {"matched_by", "module output"},
+                            {"matched_by", "module output, then export node name"},
                             {"module_outputs_of_b", r.referenceCount},
                             {"matched", matched},
                             {"matched_share", share},
+                            {"operators_matched", r.operatorsMatched},
                             {"compared", r.comparedCount},
                             {"tolerance", r.tolerance},
                             {"first_divergence",
@@ -118,11 +119,14 @@ int commandCompare(const Options& o) {
         return diverges ? kExitError : kExitOk;
     }
     std::cout << r.model << " against " << o.positional.at(1)
-              << ", module output by module output (" << r.method << " on " << r.device << ")\n"
+              << ", module output by module output and node by node (" << r.method << " on " << r.device << ")\n"
               << "Matched " << matched << " of the " << r.referenceCount
-              << " module outputs of the second (" << fixed(share, 1) << "%); " << r.comparedCount
-              << " values compared\n\n";
-    std::cout << "    #  " << std::left << std::setw(30) << "module"
+              << " module outputs of the second (" << fixed(share, 1) << "%)";
+    if (r.operatorsMatched > 0) {
+        std::cout << ", and " << r.operatorsMatched << " more values by their export node's name";
+    }
+    std::cout << "; " << r.comparedCount << " values compared\n\n";
+    std::cout << "    #  " << std::left << std::setw(30) << "module or %node of the second"
               << " " << std::setw(24) << "node"
               << " " << std::setw(14) << "shape" << std::right << std::setw(12) << "max |diff|"
               << std::setw(12) << "max rel" << std::setw(10) << "cosine" << std::setw(9) << "SNR dB"

@@ -163,7 +163,9 @@ const char* const kCompareFooter =
 order the first one runs: a TorchScript archive against its torch.export twin (.pt2), two exports
 (float32 against a bfloat16 or quantized copy), or two versions of one archive. A module's output
 is what a forward hook on it sees; modules whose operators differ (a decomposed op, a fused one)
-are still compared at their boundary. For each matched value: max |difference|, the largest
+are still compared at their boundary. Values no module output matches are matched by the name of
+the torch.export node that made them, where both sides know it (two exports; a .pte whose
+ETRecord lies beside it, a delegate at its last operator). For each matched value: max |difference|, the largest
 difference relative to the second's largest |value|, cosine similarity and SNR. The first
 divergence is the earliest value whose max |difference| passes --tolerance. With no inputs given,
 both take the sample inputs a .pt2 keeps. The exit status is 0 when nothing diverges, 1 when

@@ -47,7 +47,7 @@ void describe(Fields& f, ActivationReport& r) {
     f.row("first", r.firstNonFinite, r.firstDifference);
     f("firstInputs", r.firstNonFiniteInputs)("comparison", r.comparison);
     f("tolerance", r.tolerance)("compared", r.comparedCount)("unmatched", r.unmatched);
-    f("references", r.referenceCount)("memory", r.memory);
+    f("references", r.referenceCount)("operators", r.operatorsMatched)("memory", r.memory);
     f("notes", r.notes)("runMs", r.runMs)("pinnedBytes", r.pinnedBytes)("output", r.output);
 }
 

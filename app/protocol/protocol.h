@@ -21,7 +21,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 9;
+constexpr int kVersion = 10;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {

@@ -1164,7 +1164,7 @@ private Q_SLOTS:
             QVERIFY(!ran["profile"]["operators"].empty());
             QVERIFY2(run.err.find("cpuinfo") == std::string::npos, run.err.c_str()); // its log kept
             // The int8 copy against the float export it was lowered from: exit status 1, the
-            // first divergence at the quantized fc delegate's output.
+            // first divergence at the first quantized delegate's output, the export's relu_1.
             const QString built = QStringLiteral(SCRIPTSCOPE_PTE_DIR "/");
             const auto compared =
                 cli({QStringLiteral("compare"), built + QStringLiteral("cnn_int8_xnnpack.pte"),
@@ -1173,14 +1173,19 @@ private Q_SLOTS:
                      QStringLiteral("1e-3"), QStringLiteral("--json")});
             QCOMPARE(compared.exitCode, 1);
             const auto report = nlohmann::json::parse(compared.out);
-            QVERIFY2(report.dump().find("\"fc\"") != std::string::npos, compared.out.c_str());
+            QVERIFY2(report["first_divergence"]["compared_with"].get<std::string>().rfind(
+                         "%relu_1 in ", 0) == 0,
+                     compared.out.c_str());
+            QCOMPARE(report["operators_matched"].get<int>(), 2);
             const auto portable =
                 cli({QStringLiteral("compare"), built + QStringLiteral("cnn_portable.pte"),
                      built + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
                      built + QStringLiteral("inputs.pt"), QStringLiteral("--tolerance"),
                      QStringLiteral("1e-5")});
             QVERIFY2(portable.exitCode == 0, portable.out.c_str());
-            QVERIFY2(portable.out.find("Matched 3 of the 3") != std::string::npos,
+            QVERIFY2(portable.out.find("Matched 3 of the 3") != std::string::npos &&
+                         portable.out.find("and 3 more values by their export node's name") !=
+                             std::string::npos,
                      portable.out.c_str());
         } else {
             QVERIFY2(version.out.find("\nExecuTorch: not linked") != std::string::npos,

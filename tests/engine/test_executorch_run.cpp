@@ -42,15 +42,6 @@ std::unique_ptr<Model> open(const std::string& path) {
     return std::move(model).value();
 }
 
-ExecuTorchProgram program(const std::string& name) {
-    const std::string path = built(name + ".pte");
-    auto opened = ExecuTorchProgram::open(path, probeArchive(path));
-    if (!opened) {
-        qFatal("%s: %s", path.c_str(), opened.error().message.c_str());
-    }
-    return std::move(opened).value();
-}
-
 std::vector<at::Tensor> tensorsOf(const std::string& path) {
     auto value = scriptscope::detail::loadValueFile(path);
     if (!value) {
@@ -131,7 +122,9 @@ private Q_SLOTS:
         QVERIFY(result->profile.operatorMs > 0);
 
         auto xnnpack = open(built("cnn_xnnpack.pte"));
-        const auto delegated = xnnpack->run(request = RunRequest{.profile = true});
+        request = RunRequest();
+        request.profile = true;
+        const auto delegated = xnnpack->run(request);
         QVERIFY2(delegated, delegated ? "" : delegated.error().message.c_str());
         bool delegateModule = false;
         for (const ModuleTime& m : delegated->profile.modules) {
@@ -195,9 +188,11 @@ private Q_SLOTS:
         QCOMPARE(report->records.back().max, static_cast<double>(want.max().item<float>()));
     }
 
-    // A .pte against the export it was lowered from, node by node on the same inputs (matched by
-    // the ETRecord's modules): the portable kernels agree with ATen's at 1e-5; the int8 copy parts
-    // ways where its quantized delegate's output is compared.
+    // A .pte against the export it was lowered from, node by node on the same inputs: module
+    // outputs by the ETRecord's modules, every other call by the export node it was lowered from
+    // (the ETRecord's debug handles and from_node). The portable kernels agree with ATen's at
+    // 1e-5; the int8 copy parts ways at its first quantized operator's output that can be seen,
+    // the output of the delegate that holds conv1 to the second relu.
     void comparesWithItsExport() {
         auto portable = open(built("cnn_portable.pte"));
         ActivationRequest request;
@@ -209,32 +204,46 @@ private Q_SLOTS:
         QCOMPARE(same->referenceCount, 3); // conv1, conv2, fc
         QVERIFY2(same->unmatched.empty(),
                  same->unmatched.empty() ? "" : same->unmatched.front().c_str());
-        QCOMPARE(same->comparedCount, 3);
+        // And the relus and the mean by name; the permute of the decomposed linear is nobody's.
+        QCOMPARE(same->operatorsMatched, 3);
+        QCOMPARE(same->comparedCount, 6);
         QCOMPARE(same->firstDifference, -1);
+        std::vector<std::string> names;
+        for (const ActivationRecord& r : same->records) {
+            if (!r.comparedWith.empty()) {
+                names.push_back(r.comparedWith.substr(0, r.comparedWith.find(" in ")));
+            }
+        }
+        QCOMPARE(names, (std::vector<std::string>{"conv1", "%relu", "conv2", "%relu_1", "%mean",
+                                                  "fc"}));
 
         // XNNPACK: a delegate is one node, compared at its boundary. The first delegate swallowed
-        // conv1 and conv2 (and the relus of the model's own forward), so its output is the
-        // model's own; the second is fc.
+        // conv1 and conv2 and the relus of the model's own forward: its output is the second
+        // relu's; the second delegate's is fc's.
         auto xnnpack = open(built("cnn_xnnpack.pte"));
         const auto delegated = xnnpack->activations(request);
         QVERIFY2(delegated, delegated ? "" : delegated.error().message.c_str());
-        QCOMPARE(delegated->comparedCount, 1);
+        QCOMPARE(delegated->comparedCount, 3);
+        QCOMPARE(delegated->operatorsMatched, 2);
         QCOMPARE(delegated->firstDifference, -1);
 
-        // The int8 copy: the quantization error shows at the first value that can be compared,
-        // the quantized fc delegate's output, beyond 1e-3.
+        // The int8 copy: the quantization error shows at the first quantized value that can be
+        // compared, the first delegate's output (%relu_1), beyond 1e-3; fc too.
         auto int8 = open(built("cnn_int8_xnnpack.pte"));
         request.tolerance = 1e-3;
         const auto quantized = int8->activations(request);
         QVERIFY2(quantized, quantized ? "" : quantized.error().message.c_str());
-        QCOMPARE(quantized->comparedCount, 1);
+        QCOMPARE(quantized->comparedCount, 3);
         QVERIFY(quantized->firstDifference >= 0);
         const ActivationRecord& first =
             quantized->records.at(static_cast<size_t>(quantized->firstDifference));
-        QCOMPARE(first.moduleOutputs, std::vector<std::string>{"fc"});
+        QVERIFY2(first.comparedWith.rfind("%relu_1 in ", 0) == 0, first.comparedWith.c_str());
         QCOMPARE(first.kind, std::string("delegate::XnnpackBackend"));
         QVERIFY2(first.maxAbsDiff > 1e-3 && first.cosine > 0.99,
                  std::to_string(first.maxAbsDiff).c_str());
+        const ActivationRecord& last = quantized->records.back();
+        QCOMPARE(last.moduleOutputs, std::vector<std::string>{"fc"});
+        QVERIFY2(last.compared && last.maxAbsDiff > 1e-3, std::to_string(last.maxAbsDiff).c_str());
 
         // With no inputs given, both take the inputs the program's plan gives.
         ActivationRequest planned;
@@ -242,7 +251,7 @@ private Q_SLOTS:
         planned.tolerance = 1e-5;
         const auto fromPlan = portable->activations(planned);
         QVERIFY2(fromPlan, fromPlan ? "" : fromPlan.error().message.c_str());
-        QCOMPARE(fromPlan->comparedCount, 3);
+        QCOMPARE(fromPlan->comparedCount, 6);
         QCOMPARE(fromPlan->firstDifference, -1);
     }
 

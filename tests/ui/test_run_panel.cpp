@@ -206,9 +206,9 @@ private Q_SLOTS:
         // The worker's environment has none of the GUI's secrets; HOME is its scratch folder.
         const qint64 pid = worker_->workerProcessId();
         QVERIFY(pid > 0);
-        QFile environ(QStringLiteral("/proc/%1/environ").arg(pid));
-        QVERIFY(environ.open(QIODevice::ReadOnly));
-        const QList<QByteArray> variables = environ.readAll().split('\0');
+        QFile environment(QStringLiteral("/proc/%1/environ").arg(pid));
+        QVERIFY(environment.open(QIODevice::ReadOnly));
+        const QList<QByteArray> variables = environment.readAll().split('\0');
         bool scratchHome = false;
         for (const QByteArray& variable : variables) {
             QVERIFY2(!variable.startsWith("SCRIPTSCOPE_TEST_SECRET="), variable.constData());

@@ -65,7 +65,7 @@ ComparisonView::ComparisonView(QWidget* parent)
     layout->addWidget(summary_);
     table_ = new QTableWidget(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("comparisonTable"));
-    table_->setHorizontalHeaderLabels({tr("#"), tr("Module"), tr("Node"), tr("Shape"),
+    table_->setHorizontalHeaderLabels({tr("#"), tr("Module or %node"), tr("Node"), tr("Shape"),
                                        tr("max |diff|"), tr("max rel"), tr("cosine"),
                                        tr("SNR dB")});
     table_->horizontalHeaderItem(RelColumn)->setToolTip(
@@ -128,7 +128,8 @@ void ComparisonView::clear() {
 }
 
 void ComparisonView::setReport(const ActivationReport& report) {
-    if (report.referenceCount == 0 || report.comparison.empty()) {
+    if ((report.referenceCount == 0 && report.operatorsMatched == 0) ||
+        report.comparison.empty()) {
         clear();
         return;
     }
@@ -180,11 +181,18 @@ void ComparisonView::setReport(const ActivationReport& report) {
     table_->resizeColumnsToContents();
     const int matched = report.referenceCount - static_cast<int>(report.unmatched.size());
     QStringList lines;
-    lines << tr("Against %1: matched %2 of its %3 module outputs (%4%), %5 values compared.")
+    const double share = report.referenceCount > 0 ? 100.0 * matched / report.referenceCount : 0;
+    QString byName;
+    if (report.operatorsMatched > 0) {
+        byName = tr(" and %n more value(s) by their export node's name", nullptr,
+                    report.operatorsMatched);
+    }
+    lines << tr("Against %1: matched %2 of its %3 module outputs (%4%)%5; %6 values compared.")
                  .arg(q(report.comparison).toHtmlEscaped())
                  .arg(matched)
                  .arg(report.referenceCount)
-                 .arg(100.0 * matched / report.referenceCount, 0, 'f', 1)
+                 .arg(share, 0, 'f', 1)
+                 .arg(byName.toHtmlEscaped())
                  .arg(report.comparedCount);
     if (firstRecord_ >= 0) {
         const ActivationRecord& d = report.records[static_cast<size_t>(firstRecord_)];

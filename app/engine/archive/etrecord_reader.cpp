@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iterator>
 #include <set>
+#include <utility>
 
 namespace scriptscope {
 
@@ -39,6 +41,51 @@ std::vector<int> handlesOf(const nlohmann::json& value) {
         }
     }
     return handles;
+}
+
+// A node's names, newest first: its own, then each node it was made from (from_node, which
+// torch.export serializes as a JSON string of nested {"name", "from_node"} entries), back to the
+// first export's. Repeats in a row are one.
+std::vector<std::string> namesOf(const nlohmann::json& node) {
+    std::vector<std::string> names;
+    const auto add = [&](const nlohmann::json& object) {
+        const auto name = object.find("name");
+        if (name != object.end() && name->is_string() && !name->get<std::string>().empty() &&
+            (names.empty() || names.back() != name->get<std::string>())) {
+            names.push_back(name->get<std::string>());
+        }
+    };
+    add(node);
+    const auto metadata = node.find("metadata");
+    if (metadata == node.end() || !metadata->is_object()) {
+        return names;
+    }
+    const auto from = metadata->find("from_node");
+    if (from == metadata->end()) {
+        return names;
+    }
+    nlohmann::json chain;
+    try {
+        chain = from->is_string() ? nlohmann::json::parse(from->get<std::string>()) : *from;
+    } catch (const std::exception&) {
+        return names;
+    }
+    // The first origin of each step (a node made from several names the first); bounded, as a
+    // hostile file may nest without end.
+    const nlohmann::json* at = &chain;
+    for (int depth = 0; depth < 256 && at->is_array() && !at->empty(); ++depth) {
+        const nlohmann::json& entry = at->front();
+        if (!entry.is_object()) {
+            break;
+        }
+        add(entry);
+        const auto next = entry.find("from_node");
+        if (next == entry.end()) {
+            break;
+        }
+        at = &*next;
+    }
+    return names;
 }
 
 } // namespace
@@ -122,6 +169,10 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
         // puts between modules apart (they sit in the model's own forward, and would pull
         // every quantized delegate up to it).
         std::map<int, std::set<std::string>> modulesOf, conversionsOf;
+        // Each handle's nodes that compute (not quantize or dequantize), in the graph's order,
+        // with their names.
+        std::map<int, std::vector<std::pair<size_t, std::vector<std::string>>>> computedBy;
+        size_t order = 0;
         const nlohmann::json* nodes = nullptr;
         if (program->is_object() && program->contains("graph_module") &&
             (*program)["graph_module"].is_object() &&
@@ -162,8 +213,13 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
                 target->get<std::string>().find("quantized_decomposed") != std::string::npos;
             (conversion ? conversionsOf : modulesOf)[value].insert(
                 innermostModule(stack->get<std::string>()));
+            if (!conversion) {
+                computedBy[value].emplace_back(order, namesOf(node));
+            }
+            ++order;
         }
         auto& byInstruction = record.instructionModules[method];
+        auto& operators = record.instructionOperators[method];
         if (!instructions.is_object()) {
             continue;
         }
@@ -195,7 +251,14 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
                 handles = own;
             }
             std::set<std::string> modules, conversions;
+            // The instruction's output: its last computing node's.
+            const std::pair<size_t, std::vector<std::string>>* last = nullptr;
             for (const int handle : handles) {
+                if (const auto found = computedBy.find(handle); found != computedBy.end()) {
+                    for (const auto& computed : found->second) {
+                        last = !last || computed.first > last->first ? &computed : last;
+                    }
+                }
                 if (const auto found = modulesOf.find(handle); found != modulesOf.end()) {
                     modules.insert(found->second.begin(), found->second.end());
                 }
@@ -207,6 +270,24 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
                 modules = conversions; // an instruction that only converts
             }
             byInstruction[instruction].assign(modules.begin(), modules.end());
+            if (last && !last->second.empty()) {
+                operators[instruction] = last->second;
+            }
+        }
+        // A node several instructions come from (a linear decomposed into a permute and an
+        // addmm) made the last one's output only.
+        std::set<std::string> taken;
+        for (auto it = operators.rbegin(); it != operators.rend(); ++it) {
+            std::vector<std::string> kept;
+            for (const std::string& name : it->second) {
+                if (taken.insert(name).second) {
+                    kept.push_back(name);
+                }
+            }
+            it->second = std::move(kept);
+        }
+        for (auto it = operators.begin(); it != operators.end();) {
+            it = it->second.empty() ? operators.erase(it) : std::next(it);
         }
     }
     return record;

@@ -20,6 +20,12 @@ struct EtRecord {
     // The module each instruction ran in: the deepest module all of its nodes share ("conv1" for
     // a convolution, "" for a delegate that swallowed conv1 and conv2).
     std::string moduleOf(const std::string& method, int instruction) const;
+    // For each method, each instruction with one output that a node of the exported program made
+    // (the last kernel a delegate runs, the kernel itself otherwise; quantize and dequantize
+    // nodes aside): that node's names, newest first, from the edge program's node back through
+    // from_node to the node of the first torch.export ("aten_relu_default_1", "relu_1"). Where
+    // several instructions come from one node (a decomposed linear), the last has its names.
+    std::map<std::string, std::map<int, std::vector<std::string>>> instructionOperators;
 };
 
 // NAME.etrecord beside NAME.pte; an error when there is none or it cannot be read.

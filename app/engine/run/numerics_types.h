@@ -122,6 +122,9 @@ struct ActivationReport {
     // referenceCount in all.
     std::vector<std::string> unmatched;
     int referenceCount = 0;
+    // Values matched by the name of the export node that made them, on both sides, where no
+    // module output matched (two exports, a .pte and its export).
+    int operatorsMatched = 0;
     std::vector<std::string> notes;
     double runMs = 0; // the instrumented run, statistics included
     uint64_t pinnedBytes = 0;

@@ -45,6 +45,9 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
         site.node = node;
         site.output = output;
         site.value = name;
+        if (node >= 0) {
+            site.operators = {name}; // the node's own name
+        }
         out.sites.push_back(std::move(site));
         out.siteModules.push_back(std::move(modules));
     };
@@ -235,9 +238,12 @@ interpretedModuleOutputs(const ExportedProgram& program, ExportedInterpreter& in
         TapRun run;
         run.bins = 1;
         run.keepModuleOutputs = true;
+        run.keepOperatorOutputs = true;
         observedRun(interpreter, inputs, *sites, run);
         auto values = std::make_shared<ModuleValues>();
         values->outputs = std::move(run.moduleOutputs);
+        values->operatorOutputs = std::move(run.operatorOutputs);
+        values->operatorOverflow = run.operatorOverflow;
         values->model = program.info().path;
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

@@ -221,6 +221,8 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
         site.pinned = pins.count(site.node) > 0;
     }
     std::map<std::string, at::Tensor> references;
+    static const std::map<std::string, at::Tensor> none;
+    const std::map<std::string, at::Tensor>* operators = &none;
     std::string where;
     if (!request.referenceFile.empty()) {
         auto loaded = referenceTensors(request.referenceFile);
@@ -232,17 +234,24 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
         report.comparison = "values saved in " + request.referenceFile;
     } else if (request.referenceValues) {
         references = request.referenceValues->outputs;
+        operators = &request.referenceValues->operatorOutputs;
         where = request.referenceValues->model;
         report.comparison = "the module outputs of " + where;
+        if (request.referenceValues->operatorOverflow) {
+            report.notes.push_back("the operator outputs of " + where +
+                                   " beyond 1 GiB were not kept: later operators are "
+                                   "compared at module outputs only");
+        }
     }
-    attachReferences(sites, siteModules, references, where, device, report);
+    attachReferences(sites, siteModules, references, *operators, where, device, report);
     compared = !references.empty();
     return std::nullopt;
 }
 
 void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
-                      const std::map<std::string, at::Tensor>& references, const std::string& where,
+                      const std::map<std::string, at::Tensor>& references,
+                      const std::map<std::string, at::Tensor>& operators, const std::string& where,
                       const torch::Device& device, ActivationReport& report) {
     std::set<std::string> matched;
     for (size_t s = 0; s < sites.size() && s < siteModules.size(); ++s) {
@@ -260,6 +269,25 @@ void attachReferences(std::vector<Site>& sites,
                 sites[s].reference = found->second.to(device);
                 sites[s].referenceName = path + " in " + where;
             }
+        }
+    }
+    // Inside a module, or where a module's output is not one value of both (a fused delegate),
+    // the export's own node names: two exports of one model name their nodes alike, and a .pte
+    // knows the node each call was lowered from.
+    std::set<std::string> byName;
+    for (Site& site : sites) {
+        if (site.reference.defined()) {
+            continue;
+        }
+        for (const std::string& name : site.operators) {
+            const auto found = operators.find(name);
+            if (found == operators.end() || !byName.insert(name).second) {
+                continue;
+            }
+            site.reference = found->second.to(device);
+            site.referenceName = "%" + name + " in " + where;
+            ++report.operatorsMatched;
+            break;
         }
     }
     report.referenceCount = static_cast<int>(references.size());

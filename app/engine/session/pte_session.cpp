@@ -216,8 +216,11 @@ struct PteSession::Impl {
 
     // One traced run on the request's inputs (after one to warm the delegates up: XNNPACK packs
     // its weights on the first), its ETDump the last block of the trace; its outputs copied.
+    // `runs` runs traced (the last one's outputs into `output`), each one's wall time into
+    // `samplesMs` when given, timed as run() times its runs.
     Expected<PteTrace> tracedRun(const RunRequest& request, size_t debugBufferBytes,
-                                 c10::IValue* output) const {
+                                 c10::IValue* output, int runs = 2,
+                                 std::vector<double>* samplesMs = nullptr) const {
         auto found = program.plan(request.method);
         if (!found) {
             return found.error();
@@ -235,12 +238,16 @@ struct PteSession::Impl {
         if (!in) {
             return in.error();
         }
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < runs; ++i) {
+            const auto start = std::chrono::steady_clock::now();
             auto outputs = (*traced)->execute(request.method, *in);
+            if (samplesMs) {
+                samplesMs->push_back(detail::elapsedMs(start));
+            }
             if (!outputs) {
                 return outputs.error();
             }
-            if (i == 1 && output) {
+            if (i == runs - 1 && output) {
                 *output = outputOf(*outputs);
             }
         }
@@ -327,7 +334,12 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
         return detail::errorFromException(error, ErrorKind::Model);
     }
     if (request.profile) {
-        auto traced = trace(request, 0);
+        // The same warm-up and iterations again, with the event tracer on: the profile is the
+        // mean of the traced iterations, and its wall time their p50, timed as the runs above,
+        // so what tracing costs reads against the timed p50.
+        std::vector<double> tracedMs;
+        auto traced = impl_->tracedRun(request, 0, nullptr, request.warmup + request.iterations,
+                                       &tracedMs);
         if (!traced) {
             return traced.error();
         }
@@ -336,11 +348,15 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
         if (!dump) {
             return dump.error();
         }
-        auto profile = profileOfEtdump(*dump, impl_->program, request.method, 1, impl_->record);
+        auto profile =
+            profileOfEtdump(*dump, impl_->program, request.method,
+                            static_cast<size_t>(request.iterations), impl_->record);
         if (!profile) {
             return profile.error();
         }
         result.profile = std::move(profile->profile);
+        tracedMs.erase(tracedMs.begin(), tracedMs.begin() + request.warmup);
+        result.profile.wallMs = computeStats(tracedMs).p50;
         result.profiled = true;
     }
     return result;
@@ -371,12 +387,25 @@ Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
     out.model = std::move(graph).value();
     const GraphModel& g = out.model;
     // Each call's module of the model (the ETRecord's); without one, none.
+    // and the export node it was lowered from.
     std::vector<std::string> nodeModules(g.nodes.size());
+    std::vector<std::vector<std::string>> nodeOperators(g.nodes.size());
+    const std::map<int, std::vector<std::string>>* operators = nullptr;
+    if (record) {
+        const auto found = record->instructionOperators.find(method);
+        operators = found == record->instructionOperators.end() ? nullptr : &found->second;
+    }
     for (size_t i = 0; i < calls->size(); ++i) {
         const ExecuTorchProgram::Call& call = (*calls)[i];
         out.nodeAt[{call.chain, call.instruction}] = static_cast<int>(i);
         if (record && i < nodeModules.size()) {
             nodeModules[i] = record->moduleOf(method, static_cast<int>(call.instruction));
+        }
+        if (operators && i < nodeOperators.size()) {
+            const auto found = operators->find(static_cast<int>(call.instruction));
+            if (found != operators->end()) {
+                nodeOperators[i] = found->second;
+            }
         }
     }
     std::set<std::string> graphOutputs;
@@ -391,6 +420,9 @@ Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
             site.node = node.id;
             site.output = static_cast<int>(o);
             site.value = node.outputs[o].name;
+            if (node.outputs.size() == 1 && static_cast<size_t>(node.id) < nodeOperators.size()) {
+                site.operators = nodeOperators[static_cast<size_t>(node.id)];
+            }
             out.sites.push_back(std::move(site));
             out.siteModules.push_back(modules[static_cast<size_t>(node.id)][o]);
         }
@@ -567,12 +599,15 @@ Expected<std::shared_ptr<const ModuleValues>> PteSession::moduleOutputs(const Ru
         detail::TapRun run;
         run.bins = 1;
         run.keepModuleOutputs = true;
+        run.keepOperatorOutputs = true;
         std::vector<std::string> notes;
         if (auto error = impl_->observe(request, *sites, run, nullptr, notes)) {
             return *error;
         }
         auto values = std::make_shared<ModuleValues>();
         values->outputs = std::move(run.moduleOutputs);
+        values->operatorOutputs = std::move(run.operatorOutputs);
+        values->operatorOverflow = run.operatorOverflow;
         values->model = impl_->path();
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

@@ -38,6 +38,10 @@ struct Session::Impl {
 // What numerics_types.h declares opaque: a run's module outputs, by module path, as float32 copies.
 struct ModuleValues {
     std::map<std::string, at::Tensor> outputs;
+    // torch.export node names to their outputs (a .pt2's or .pte's run; TorchScript has none),
+    // and whether some were left out for their size.
+    std::map<std::string, at::Tensor> operatorOutputs;
+    bool operatorOverflow = false;
     std::string model; // the file they came from
 };
 

@@ -295,6 +295,20 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
             run->moduleOutputs[path] = floatCopy(tensor);
         }
     }
+    if (dense && run->keepOperatorOutputs && !site.operators.empty()) {
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
+        auto& kept = run->operatorOutputs[site.operators.front()];
+        if (kept.defined()) {
+            run->operatorBytes -= static_cast<uint64_t>(kept.numel()) * sizeof(float);
+        }
+        if (run->operatorBytes + bytes <= run->operatorBudget) {
+            kept = floatCopy(tensor);
+            run->operatorBytes += bytes;
+        } else {
+            run->operatorOutputs.erase(site.operators.front());
+            run->operatorOverflow = true;
+        }
+    }
     run->index[key] = run->records.size();
     run->records.push_back(std::move(r));
 }

@@ -27,6 +27,10 @@ struct Site {
     // Reference to compare with (a module output's value saved elsewhere), or undefined.
     at::Tensor reference;
     std::string referenceName;
+    // The names of the torch.export node whose output this is, newest first (a .pt2's node; the
+    // node a .pte's kernel or delegate call was lowered from): another export's operator outputs
+    // are matched by these where no module output matches.
+    std::vector<std::string> operators;
 };
 
 using OccurrenceKey = std::pair<int, int>; // site, occurrence
@@ -54,6 +58,12 @@ struct TapRun {
     std::vector<std::vector<std::string>> siteModules;
     bool keepModuleOutputs = false;
     std::map<std::string, at::Tensor> moduleOutputs;
+    // And operator outputs (by the first of each site's operators), up to operatorBudget bytes.
+    bool keepOperatorOutputs = false;
+    uint64_t operatorBudget = uint64_t{1} << 30;
+    uint64_t operatorBytes = 0;
+    bool operatorOverflow = false;
+    std::map<std::string, at::Tensor> operatorOutputs;
 };
 
 // What a tap does with one value: its statistics recorded (and the value pinned, kept or compared,
@@ -86,9 +96,12 @@ Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& 
 // Each site whose value is the output of a module `references` holds compares with it (the
 // innermost module, where several return one value); the references no site matched go to
 // report.unmatched. `where` names them ("features.3 in WHERE").
+// Then each site left without one compares with the operator output of its first name that
+// `operators` holds (report.operatorsMatched counts them).
 void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
-                      const std::map<std::string, at::Tensor>& references, const std::string& where,
+                      const std::map<std::string, at::Tensor>& references,
+                      const std::map<std::string, at::Tensor>& operators, const std::string& where,
                       const torch::Device& device, ActivationReport& report);
 // What a recording of one model's values takes from the request before it runs: the pinned
 // nodes onto their sites, and the values to compare with (a file's or another model's module
