@@ -119,7 +119,8 @@ int commandCompare(const Options& o) {
         return diverges ? kExitError : kExitOk;
     }
     std::cout << r.model << " against " << o.positional.at(1)
-              << ", module output by module output and node by node (" << r.method << " on " << r.device << ")\n"
+              << ", module output by module output and node by node (" << r.method << " on "
+              << r.device << ")\n"
               << "Matched " << matched << " of the " << r.referenceCount
               << " module outputs of the second (" << fixed(share, 1) << "%)";
     if (r.operatorsMatched > 0) {

@@ -438,7 +438,12 @@ int commandRun(const Options& o) {
                   << (r.profile.runs > 1 ? "the mean of " + std::to_string(r.profile.runs) + " runs"
                                          : std::string("one run"))
                   << ": " << std::fixed << std::setprecision(3) << r.profile.wallMs
-                  << " ms, operators " << r.profile.operatorMs << " ms)\n"
+                  << " ms, operators " << r.profile.operatorMs << " ms";
+        if (r.device != "recorded" && r.stats.p50 > 0) {
+            // What profiling costs: the profiled run's time against the timed runs' p50.
+            std::cout << "; unprofiled p50 " << r.stats.p50 << " ms";
+        }
+        std::cout << ")\n"
                   << "  total ms   share  self ms   calls  module\n";
         for (const auto& m : r.profile.modules) {
             std::cout << std::setw(10) << m.totalMs << std::setw(7) << std::setprecision(1)

@@ -103,16 +103,21 @@ private Q_SLOTS:
         }
     }
 
-    // A run with its profile: the traced run's instructions, by the method's own calls.
+    // A run with its profile: the traced runs' instructions, by the method's own calls, the mean
+    // of the traced iterations (the warm-ups left out), their p50 the profile's wall time.
     void runsWithProfile() {
         auto model = open(built("two_methods.pte"));
         RunRequest request;
         request.method = "encode";
-        request.iterations = 2;
+        request.warmup = 2;
+        request.iterations = 3;
         request.profile = true;
         const auto result = model->run(request);
         QVERIFY2(result, result ? "" : result.error().message.c_str());
         QVERIFY(result->profiled);
+        QCOMPARE(result->samplesMs.size(), size_t(3));
+        QCOMPARE(result->profile.runs, int64_t(3));
+        QVERIFY(result->profile.wallMs > 0);
         QCOMPARE(result->inputDescriptions.size(), size_t(1));
         QVERIFY(result->inputDescriptions.front().find("f32[1, 3, 32, 32]") != std::string::npos);
         auto graph = model->graphModel("", "encode", false);
@@ -214,8 +219,8 @@ private Q_SLOTS:
                 names.push_back(r.comparedWith.substr(0, r.comparedWith.find(" in ")));
             }
         }
-        QCOMPARE(names, (std::vector<std::string>{"conv1", "%relu", "conv2", "%relu_1", "%mean",
-                                                  "fc"}));
+        QCOMPARE(names,
+                 (std::vector<std::string>{"conv1", "%relu", "conv2", "%relu_1", "%mean", "fc"}));
 
         // XNNPACK: a delegate is one node, compared at its boundary. The first delegate swallowed
         // conv1 and conv2 and the relus of the model's own forward: its output is the second

@@ -128,8 +128,7 @@ void ComparisonView::clear() {
 }
 
 void ComparisonView::setReport(const ActivationReport& report) {
-    if ((report.referenceCount == 0 && report.operatorsMatched == 0) ||
-        report.comparison.empty()) {
+    if ((report.referenceCount == 0 && report.operatorsMatched == 0) || report.comparison.empty()) {
         clear();
         return;
     }

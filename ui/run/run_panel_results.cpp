@@ -116,9 +116,15 @@ void RunPanel::showResult(const RunResult& result) {
                     .arg(result.profile.operators.size()));
         } else {
             profileSummary_->setText(
-                tr("Profiled run: %1 ms end to end, %2 ms in %3 operator kinds; "
-                   "profiling added %4 (against the p50 of the timed runs). The "
-                   "module tree on the Model tab shows each module's share.")
+                (result.profile.runs > 1
+                     ? tr("Profiled runs: %1 traced, p50 %2 ms end to end, %3 ms in %4 "
+                          "operator kinds (their mean); profiling added %5 (against the p50 of "
+                          "the timed runs). The module tree on the Model tab shows each "
+                          "module's share.")
+                           .arg(result.profile.runs)
+                     : tr("Profiled run: %1 ms end to end, %2 ms in %3 operator kinds; "
+                          "profiling added %4 (against the p50 of the timed runs). The "
+                          "module tree on the Model tab shows each module's share."))
                     .arg(result.profile.wallMs, 0, 'f', 2)
                     .arg(result.profile.operatorMs, 0, 'f', 2)
                     .arg(result.profile.operators.size())

@@ -138,7 +138,7 @@ struct OperatorTime {
 
 struct RunProfile {
     double operatorMs = 0; // all top-level operator calls: the modules' shares add up to this
-    double wallMs = 0;     // the profiled iteration, end to end
+    double wallMs = 0;     // the profiled iteration, end to end (the p50 of several traced ones)
     std::vector<ModuleTime> modules;     // every module with time, parents before children
     std::vector<OperatorTime> operators; // by total time, longest first
     // The tensor shapes that flowed along the values of the run method's inlined graph, by the
@@ -149,7 +149,7 @@ struct RunProfile {
     // Each diagram node's own time, by node id, where the run timed every call (a .pte's
     // instructions, from ExecuTorch's event tracer); empty where times are known by operator only.
     std::vector<double> nodeMs;
-    int64_t runs = 1; // the times are the mean of this many runs (a recorded ETDump's)
+    int64_t runs = 1; // the times are the mean of this many runs (an ETDump's, a .pte's)
 };
 
 struct RunResult {

@@ -338,8 +338,8 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
         // mean of the traced iterations, and its wall time their p50, timed as the runs above,
         // so what tracing costs reads against the timed p50.
         std::vector<double> tracedMs;
-        auto traced = impl_->tracedRun(request, 0, nullptr, request.warmup + request.iterations,
-                                       &tracedMs);
+        auto traced =
+            impl_->tracedRun(request, 0, nullptr, request.warmup + request.iterations, &tracedMs);
         if (!traced) {
             return traced.error();
         }
@@ -348,13 +348,13 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
         if (!dump) {
             return dump.error();
         }
-        auto profile =
-            profileOfEtdump(*dump, impl_->program, request.method,
-                            static_cast<size_t>(request.iterations), impl_->record);
+        auto profile = profileOfEtdump(*dump, impl_->program, request.method,
+                                       static_cast<size_t>(request.iterations), impl_->record);
         if (!profile) {
             return profile.error();
         }
         result.profile = std::move(profile->profile);
+        result.profile.runs = static_cast<int64_t>(profile->runs);
         tracedMs.erase(tracedMs.begin(), tracedMs.begin() + request.warmup);
         result.profile.wallMs = computeStats(tracedMs).p50;
         result.profiled = true;

@@ -22,8 +22,9 @@ public:
     PteSession(const ExecuTorchProgram& program, const EtRecord* record);
     ~PteSession();
 
-    // Timed runs of a method on the CPU; with request.profile, one more run traced by ExecuTorch's
-    // event tracer (ETDump), its times per instruction as the profile.
+    // Timed runs of a method on the CPU; with request.profile, the warm-up and iterations again in
+    // a runtime with ExecuTorch's event tracer (ETDump) on: the mean of the traced iterations'
+    // times per instruction is the profile, their p50 its wall time.
     Expected<RunResult> run(const RunRequest& request);
 
     // One traced run on the request's inputs: the ETDump, with every instruction's output in the
