@@ -252,6 +252,34 @@ private Q_SLOTS:
                  archive.error().message.c_str());
     }
 
+    // Each call's output by the export node it was lowered from: the edge node's from_node history
+    // back to the first export's name (what a .pt2 of the model calls it), a delegate's its last
+    // computing node's, and a node decomposed into several calls (linear: permute_copy, addmm)
+    // the last call's only.
+    void namesEachCallsExportNode() {
+        for (const std::string& folder : scriptscope::test::pteFolders()) {
+            for (const auto& [name, want] :
+                 std::vector<std::pair<std::string, std::vector<std::string>>>{
+                     {"cnn_portable", {"conv2d", "relu", "conv2d_1", "relu_1", "mean", "linear"}},
+                     {"cnn_xnnpack", {"relu_1", "mean", "linear"}}}) {
+                const auto record = readEtRecordBeside(folder + "/" + name + ".pte");
+                QVERIFY2(record, record ? "" : record.error().message.c_str());
+                std::vector<std::string> first;
+                for (const auto& [instruction, names] :
+                     record->instructionOperators.at("forward")) {
+                    QVERIFY(!names.empty());
+                    first.push_back(names.back());
+                }
+                QCOMPARE(first, want);
+                // Newest first: the edge program's own name leads.
+                QVERIFY2(
+                    record->instructionOperators.at("forward").begin()->second.front().rfind(
+                        "aten_", 0) == 0,
+                    record->instructionOperators.at("forward").begin()->second.front().c_str());
+            }
+        }
+    }
+
     // A dump of one program is not taken as another's: an instruction the method lacks is named.
     void refusesADumpOfAnotherProgram() {
         const ExecuTorchProgram p = program(committed("two_methods.pte"));

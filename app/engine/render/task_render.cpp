@@ -195,13 +195,13 @@ void renderTaskInPlace(cv::Mat& image, const TaskResult& result, const RenderOpt
                     madeFor = sourceRow;
                     const int32_t* classRow =
                         result.classMap.data() + static_cast<size_t>(sourceRow) * result.width;
-                    for (int sx = 0; sx < result.width; ++sx) {
-                        const int32_t c = classRow[sx];
+                    for (int column = 0; column < result.width; ++column) {
+                        const int32_t c = classRow[column];
                         const bool shown = c > 0 && c < classes;
                         const size_t from =
-                            3 * static_cast<size_t>(runStart[static_cast<size_t>(sx)]);
+                            3 * static_cast<size_t>(runStart[static_cast<size_t>(column)]);
                         const size_t to =
-                            3 * static_cast<size_t>(runStart[static_cast<size_t>(sx) + 1]);
+                            3 * static_cast<size_t>(runStart[static_cast<size_t>(column) + 1]);
                         const uint16_t w = static_cast<uint16_t>(shown ? keep : 256);
                         const std::array<int, 3> none{0, 0, 0};
                         const auto& t = shown ? tint[static_cast<size_t>(c)] : none;

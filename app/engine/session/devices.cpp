@@ -106,7 +106,7 @@ std::vector<std::string> buildDescription() {
     std::string cuda = "CUDA: compiled in (CUDA " SCRIPTSCOPE_LIBTORCH_CUDA_VERSION ")";
     const std::string reason = cudaUnavailableReason();
     if (reason.empty()) {
-        const auto count = torch::cuda::device_count();
+        const auto count = static_cast<size_t>(torch::cuda::device_count());
         cuda += "; available: " + std::to_string(count) + (count == 1 ? " device" : " devices");
         for (size_t i = 0; i < count; ++i) {
             cuda +=
@@ -140,7 +140,7 @@ std::vector<DeviceInfo> listDevices() {
         devices.push_back({"cuda", "CUDA", 0, false, reason});
         return devices;
     }
-    for (size_t i = 0; i < torch::cuda::device_count(); ++i) {
+    for (size_t i = 0; i < static_cast<size_t>(torch::cuda::device_count()); ++i) {
         DeviceInfo info;
         info.id = "cuda:" + std::to_string(i);
         info.name = detail::cudaDeviceName(static_cast<int64_t>(i), &info.memoryBytes);
