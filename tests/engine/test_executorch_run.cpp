@@ -258,6 +258,24 @@ private Q_SLOTS:
         QVERIFY2(fromPlan, fromPlan ? "" : fromPlan.error().message.c_str());
         QCOMPARE(fromPlan->comparedCount, 6);
         QCOMPARE(fromPlan->firstDifference, -1);
+        // 'sample' (the Run workspace's source for a .pte) is each model's own example: both
+        // take the open program's, not the .pt2 its own.
+        InputSpec sample;
+        sample.kind = InputSpec::Kind::Sample;
+        sample.intValue = -1;
+        planned.run.inputs = {sample};
+        const auto sampled = portable->activations(planned);
+        QVERIFY2(sampled, sampled ? "" : sampled.error().message.c_str());
+        QCOMPARE(sampled->comparedCount, 6);
+        QCOMPARE(sampled->firstDifference, -1);
+        InputSpec ones;
+        ones.kind = InputSpec::Kind::Ones;
+        ones.shape = {1, 3, 32, 32};
+        planned.run.inputs = {sample, ones};
+        const auto mixed = portable->activations(planned);
+        QVERIFY(!mixed);
+        QVERIFY2(mixed.error().message.find("'sample' for all") != std::string::npos,
+                 mixed.error().message.c_str());
     }
 
     // What a run cannot take is refused with the shapes, the method or the device named.

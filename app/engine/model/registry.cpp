@@ -4,6 +4,7 @@
 #include "exported_details.h"
 #include "formats.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <iterator>
@@ -176,7 +177,22 @@ Expected<ActivationReport> withReference(
     if (!reference) {
         return fromReference(reference.error());
     }
-    // Both run on the same inputs: with none given, the sample inputs one of them keeps.
+    // Both run on the same inputs: with none given, or 'sample' for each (each model's own
+    // example inputs, which two exports need not share: a .pte's plan gives seeded random ones, a
+    // .pt2 keeps what torch.export was given), the sample inputs one of them keeps, the open
+    // model's first.
+    const bool allSamples =
+        !request.run.inputs.empty() &&
+        std::all_of(request.run.inputs.begin(), request.run.inputs.end(),
+                    [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
+    const bool someSamples =
+        std::any_of(request.run.inputs.begin(), request.run.inputs.end(),
+                    [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
+    if (someSamples && !allSamples) {
+        return Error{ErrorKind::Input,
+                     "two models are compared on the same inputs, and 'sample' is each model's "
+                     "own example: give every input, or 'sample' for all of them"};
+    }
     struct Samples {
         std::filesystem::path path;
         ~Samples() {
@@ -186,7 +202,7 @@ Expected<ActivationReport> withReference(
             }
         }
     } samples;
-    if (request.run.inputs.empty() && request.run.inputsFile.empty()) {
+    if ((request.run.inputs.empty() || allSamples) && request.run.inputsFile.empty()) {
         static std::atomic<int> count{0};
         std::error_code ignored;
         const auto path = std::filesystem::temp_directory_path(ignored) /
@@ -196,6 +212,7 @@ Expected<ActivationReport> withReference(
             !(*reference)->saveSampleInputs(path.string())) {
             samples.path = path;
             request.run.inputsFile = path.string();
+            request.run.inputs.clear();
         }
     }
     auto values = (*reference)->moduleOutputs(request.run);
