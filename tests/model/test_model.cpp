@@ -125,9 +125,16 @@ private Q_SLOTS:
         for (const ModuleInfo& module : info.modules) {
             paths.push_back(module.path);
         }
+        // With the ETRecord beside it, the model's own modules too (where its profile's times
+        // and a comparison's modules are).
         QCOMPARE(paths, (std::vector<std::string>{"", "forward", "forward.delegate_0",
-                                                  "forward.delegate_1"}));
+                                                  "forward.delegate_1", "forward.conv1",
+                                                  "forward.conv2", "forward.fc"}));
         QCOMPARE(info.modules[2].type, std::string("XnnpackBackend"));
+        QCOMPARE(info.modules[4].type, std::string("torch.nn.modules.conv.Conv2d"));
+        QCOMPARE(info.modules[1].children,
+                 (std::vector<std::string>{"forward.delegate_0", "forward.delegate_1",
+                                           "forward.conv1", "forward.conv2", "forward.fc"}));
         QCOMPARE(info.methodCount, uint64_t(1));
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
         // This build links ExecuTorch's runtime: the program runs on the input its plan gives.

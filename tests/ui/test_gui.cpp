@@ -185,7 +185,8 @@ private Q_SLOTS:
         QCOMPARE(
             scriptscope::test::modulePaths(tree),
             (QStringList{QString(), QStringLiteral("forward"), QStringLiteral("forward.delegate_0"),
-                         QStringLiteral("forward.delegate_1")}));
+                         QStringLiteral("forward.delegate_1"), QStringLiteral("forward.conv1"),
+                         QStringLiteral("forward.conv2"), QStringLiteral("forward.fc")}));
         window_->selectModule(QStringLiteral("forward"));
         QVERIFY(scriptscope::test::codeText(window_).contains(
             QStringLiteral("v1 = delegate::XnnpackBackend(v0, out=v1)")));

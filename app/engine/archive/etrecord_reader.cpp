@@ -43,6 +43,28 @@ std::vector<int> handlesOf(const nlohmann::json& value) {
     return handles;
 }
 
+// Each (path, class) of an nn_module_stack, the model itself ("") left out.
+std::vector<std::pair<std::string, std::string>> stackModules(const std::string& stack) {
+    std::vector<std::pair<std::string, std::string>> modules;
+    size_t start = 0;
+    while (start < stack.size()) {
+        size_t end = stack.find(';', start);
+        end = end == std::string::npos ? stack.size() : end;
+        const std::string entry = stack.substr(start, end - start);
+        start = end + 1;
+        const size_t first = entry.find(',');
+        const size_t second = first == std::string::npos ? first : entry.find(',', first + 1);
+        if (second == std::string::npos) {
+            continue;
+        }
+        std::string path = entry.substr(first + 1, second - first - 1);
+        if (!path.empty()) {
+            modules.emplace_back(std::move(path), entry.substr(second + 1));
+        }
+    }
+    return modules;
+}
+
 // A node's names, newest first: its own, then each node it was made from (from_node, which
 // torch.export serializes as a JSON string of nested {"name", "from_node"} entries), back to the
 // first export's. Repeats in a row are one.
@@ -152,15 +174,15 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
                          "'" + path + "': " + name + " is no JSON: " + std::string(error.what())};
         }
     };
-    auto handles = json("debug_handle_map");
-    if (!handles) {
-        return handles.error();
+    auto handleMap = json("debug_handle_map");
+    if (!handleMap) {
+        return handleMap.error();
     }
     EtRecord record;
-    if (!handles->is_object()) {
+    if (!handleMap->is_object()) {
         return Error{ErrorKind::Format, "'" + path + "': debug_handle_map is not an object"};
     }
-    for (const auto& [method, instructions] : handles->items()) {
+    for (const auto& [method, instructions] : handleMap->items()) {
         auto program = json("edge_dialect_exported_program/" + method);
         if (!program) {
             return program.error();
@@ -215,6 +237,9 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
                 innermostModule(stack->get<std::string>()));
             if (!conversion) {
                 computedBy[value].emplace_back(order, namesOf(node));
+            }
+            for (auto& [module, type] : stackModules(stack->get<std::string>())) {
+                record.moduleTypes[method].emplace(std::move(module), std::move(type));
             }
             ++order;
         }

@@ -26,6 +26,10 @@ struct EtRecord {
     // from_node to the node of the first torch.export ("aten_relu_default_1", "relu_1"). Where
     // several instructions come from one node (a decomposed linear), the last has its names.
     std::map<std::string, std::map<int, std::vector<std::string>>> instructionOperators;
+    // For each method, the modules of the model its nodes were called in (nn_module_stack), by
+    // dotted path, with their Python classes ("torch.nn.modules.conv.Conv2d"); the model itself
+    // ("") aside.
+    std::map<std::string, std::map<std::string, std::string>> moduleTypes;
 };
 
 // NAME.etrecord beside NAME.pte; an error when there is none or it cannot be read.

@@ -2,6 +2,10 @@
 // them without ExecuTorch; where the build links ExecuTorch's runtime, PteSession runs them.
 #include "formats.h"
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include <etdump_profile.h>
 #include <etdump_reader.h>
 #include <stats.h>
@@ -49,6 +53,46 @@ ExecuTorchModel::ExecuTorchModel(ExecuTorchProgram program)
     info_.lacking = lackingOf(info_.path);
     if (auto record = readEtRecordBeside(info_.path)) {
         etrecord_ = std::move(record).value();
+        addRecordedModules();
+    }
+}
+
+// The model's modules the ETRecord names, as rows under each method's row ("forward.conv1"):
+// where a profile grouped by them puts its times, and where a comparison's modules are.
+void ExecuTorchModel::addRecordedModules() {
+    for (const auto& [method, modules] : etrecord_->moduleTypes) {
+        const auto owner = std::find_if(info_.modules.begin(), info_.modules.end(),
+                                        [&](const ModuleInfo& m) { return m.path == method; });
+        if (owner == info_.modules.end()) {
+            continue;
+        }
+        const size_t ownerIndex = static_cast<size_t>(owner - info_.modules.begin());
+        std::map<std::string, size_t> rows; // path -> index in info_.modules
+        for (const auto& [path, type] : modules) {
+            // Every module on the way down has a row, whether or not a node named it.
+            for (size_t dot = path.find('.');; dot = path.find('.', dot + 1)) {
+                const std::string prefix = path.substr(0, dot);
+                if (!rows.count(prefix)) {
+                    const size_t parent = prefix.rfind('.');
+                    ModuleInfo row;
+                    row.path = method + "." + prefix;
+                    row.name = parent == std::string::npos ? prefix : prefix.substr(parent + 1);
+                    const auto known = modules.find(prefix);
+                    row.type = known != modules.end() ? known->second : "";
+                    row.attributes.push_back(
+                        {"from", "ETRecord", "nn_module_stack of the exported program"});
+                    const size_t parentIndex = parent == std::string::npos
+                                                   ? ownerIndex
+                                                   : rows.at(prefix.substr(0, parent));
+                    info_.modules[parentIndex].children.push_back(row.path);
+                    rows[prefix] = info_.modules.size();
+                    info_.modules.push_back(std::move(row));
+                }
+                if (dot == std::string::npos) {
+                    break;
+                }
+            }
+        }
     }
 }
 

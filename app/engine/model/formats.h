@@ -106,6 +106,7 @@ private:
     Expected<PteSession*> session(Capability capability);
 #endif
     Expected<RunResult> recordedRun(const RunRequest& request) const;
+    void addRecordedModules();
 
     ExecuTorchProgram program_;
     ModelInfo info_;
