@@ -184,6 +184,11 @@ private Q_SLOTS:
                                      !diagram->layoutPending(),
                                  scriptscope::test::scaled(60000));
         QTRY_COMPARE_WITH_TIMEOUT(diagram->selectedNode(), 0, scriptscope::test::scaled(10000));
+        // A program has no inlined graph: forward's own, its method named, the box left alone.
+        auto* method = scriptscope::test::part<QComboBox>(window_, "graphMethod");
+        QCOMPARE(method->currentText(), QStringLiteral("forward"));
+        QVERIFY(method->isEnabled());
+        QVERIFY(!scriptscope::test::part<QCheckBox>(window_, "inlinedGraph")->isChecked());
         saveScreenshot(window_, QStringLiteral("pte-compare-quantized-diagram"));
         window_->showWorkspace(QStringLiteral("numerics"));
         saveScreenshot(window_, QStringLiteral("pte-compare-quantized"));

@@ -31,6 +31,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 namespace scriptscope {
@@ -151,6 +153,7 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     auto* graphPage = new QWidget(tabs_);
     auto* graphLayout = new QVBoxLayout(graphPage);
     graphMethod_ = new QComboBox(graphPage);
+    graphMethod_->setObjectName(QStringLiteral("graphMethod"));
     inlined_ = new QCheckBox(tr("Inlined graph of forward (whole model)"), graphPage);
     inlined_->setObjectName(QStringLiteral("inlinedGraph"));
     graph_ = new CodeView(CodeHighlighter::Language::GraphIr, graphPage);
@@ -357,11 +360,38 @@ void ModelWorkspace::setValueOverlay(const GraphDiagram::ValueOverlay& overlay) 
 
 void ModelWorkspace::showForwardNode(int node) {
     pendingNode_ = node;
-    if (!inlined_->isChecked()) {
-        inlined_->setChecked(true); // shows the graph
-    }
+    pendingKey_ = QStringLiteral("\nforward");
     tabs_->setCurrentWidget(graphPage_);
-    showDiagramFor(QStringLiteral("\nforward"));
+    if (model_.lacks(Capability::InlinedGraph).empty()) {
+        if (!inlined_->isChecked()) {
+            inlined_->setChecked(true); // shows the graph
+        }
+        showDiagramFor(QStringLiteral("\nforward"));
+        return;
+    }
+    // No inlined graph (an ExecuTorch program's methods are flat already): forward's own graph,
+    // by the module row of that method, where selecting one of its nodes leaves the tree.
+    const ModuleInfo* owner = nullptr;
+    for (const ModuleInfo& m : model_.modules) {
+        const bool runs =
+            std::any_of(m.methods.begin(), m.methods.end(),
+                        [](const MethodInfo& method) { return method.name == "forward"; });
+        if (runs && (!owner || m.path == "forward")) {
+            owner = &m;
+        }
+    }
+    if (!owner) {
+        return;
+    }
+    pendingKey_ = q(owner->path) + QStringLiteral("/forward");
+    if (selectedModule() != owner) {
+        selectModule(q(owner->path)); // fills the method boxes and shows the graph
+    }
+    const int forward = graphMethod_->findText(QStringLiteral("forward"));
+    if (forward >= 0 && graphMethod_->currentIndex() != forward) {
+        graphMethod_->setCurrentIndex(forward);
+    }
+    showGraph();
 }
 
 void ModelWorkspace::setProfile(const RunProfile& profile) {
@@ -378,6 +408,22 @@ QString ModelWorkspace::selectedModulePath() const {
 
 const ModuleInfo* ModelWorkspace::selectedModule() const {
     return treeModel_->module(treeProxy_->mapToSource(tree_->currentIndex()));
+}
+
+const ModuleInfo* ModelWorkspace::methodOwner(const ModuleInfo* module) const {
+    if (!module || !module->methods.empty()) {
+        return module;
+    }
+    for (std::string path = module->path; !path.empty();) {
+        const size_t dot = path.rfind('.');
+        path = dot == std::string::npos ? std::string() : path.substr(0, dot);
+        for (const ModuleInfo& m : model_.modules) {
+            if (m.path == path && !m.methods.empty()) {
+                return &m;
+            }
+        }
+    }
+    return module;
 }
 
 void ModelWorkspace::selectModule(const QString& path) {
@@ -429,12 +475,12 @@ void ModelWorkspace::restoreSplitterState(const QByteArray& state) {
 void ModelWorkspace::showSelection() {
     const ModuleInfo* module = selectedModule();
     details_->setModule(module, model_);
-    if (module) {
+    if (const ModuleInfo* owner = methodOwner(module)) {
         for (QComboBox* combo : {codeMethod_, graphMethod_}) {
             const QString previous = combo->currentText();
             const QSignalBlocker block(combo);
             combo->clear();
-            for (const auto& method : module->methods) {
+            for (const auto& method : owner->methods) {
                 combo->addItem(q(method.name));
             }
             const int keep = combo->findText(previous);
@@ -452,7 +498,7 @@ void ModelWorkspace::showSelection() {
 }
 
 void ModelWorkspace::showCode() {
-    const ModuleInfo* m = selectedModule();
+    const ModuleInfo* m = methodOwner(selectedModule());
     const int index = codeMethod_->currentIndex();
     if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
         code_->setText({});
@@ -479,7 +525,7 @@ void ModelWorkspace::showGraph() {
         }
         return;
     }
-    const ModuleInfo* m = selectedModule();
+    const ModuleInfo* m = methodOwner(selectedModule());
     const int index = graphMethod_->currentIndex();
     if (!m || index < 0 || index >= static_cast<int>(m->methods.size())) {
         graph_->setText({});
@@ -530,7 +576,7 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
 }
 
 void ModelWorkspace::selectPendingNode() {
-    if (pendingNode_ < 0 || diagramShown_ != QStringLiteral("\nforward")) {
+    if (pendingNode_ < 0 || diagramShown_ != pendingKey_) {
         return;
     }
     const int node = pendingNode_;

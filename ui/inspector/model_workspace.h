@@ -65,6 +65,9 @@ public:
     void selectModule(const QString& path);
     QString selectedModulePath() const;
     const ModuleInfo* selectedModule() const;
+    // The module whose methods the Code and Graph tabs show for `module`: itself, or, where it has
+    // none of its own (an ExecuTorch delegate, a container), the nearest one around it that has.
+    const ModuleInfo* methodOwner(const ModuleInfo* module) const;
     // Asks the worker for the selected module's tensor statistics (the Details tab's button).
     void requestStatistics();
 
@@ -132,8 +135,9 @@ private:
     bool syncingText_ = false;
     RunProfile profile_;                 // the shown model's last profiled run
     GraphDiagram::ValueOverlay overlay_; // of the shown model
-    int pendingNode_ = -1;               // to select once the inlined forward diagram is shown
-    int pendingIrLine_ = 0;              // to go to once the (long) IR text has all its lines
+    int pendingNode_ = -1;               // to select once the diagram pendingKey_ names is shown
+    QString pendingKey_;    // "\nforward", or "PATH/forward" where there is no inlined graph
+    int pendingIrLine_ = 0; // to go to once the (long) IR text has all its lines
     ArchiveView* archive_ = nullptr;
     MemoryView* memory_ = nullptr;
 };
