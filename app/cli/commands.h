@@ -32,6 +32,18 @@ int commandCompare(const Options& o);
 int commandWarp(const Options& o);
 int commandDevices(const Options& o);
 
+// Two models run on the same inputs (the ones given, or else the example inputs one of them keeps)
+// and their outputs compared: what `diff` of a model and its twin in another format, and `compare`
+// where values cannot be matched, report. runA/runB are empty when nothing ran; note says why, or
+// where the largest difference is.
+struct SideBySide {
+    std::optional<RunResult> runA, runB;
+    bool compared = false;
+    double maxAbsDiff = 0;
+    std::string note;
+};
+Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b);
+
 // The first line of a message that is not blank.
 std::string firstLine(const std::string& text);
 // Reports an engine error on stderr (one line unless --verbose) and returns its exit status.

@@ -132,15 +132,15 @@ bool keepsSampleInputs(const ModelInfo& info) {
            info.modules.front().methods.front().sampleInputs;
 }
 
-// A model against its twin in another format (a TorchScript archive and its export): the trees
-// and tensors as compared, then both run on the same inputs, their outputs and timings.
-int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d) {
+} // namespace
+
+Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+    SideBySide out;
+    out.note = "outputs not compared: give --input or --inputs to run both on the same inputs";
     // No inputs given: both run on the example inputs one of them keeps (a .pt2's), if any.
     std::string samplesFile;
-    std::string outputsNote =
-        "outputs not compared: give --input or --inputs to run both on the same inputs";
     if (request.inputs.empty() && request.inputsFile.empty()) {
         std::error_code ignored;
         const std::string file =
@@ -152,7 +152,7 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
                 continue;
             }
             if (auto error = side->saveSampleInputs(file)) {
-                outputsNote = "outputs not compared: " + error->message;
+                out.note = "outputs not compared: " + error->message;
                 std::filesystem::remove(file, ignored);
             } else {
                 samplesFile = file;
@@ -162,8 +162,6 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
         }
     }
     const bool runs = !request.inputs.empty() || !request.inputsFile.empty();
-    std::optional<RunResult> runA, runB;
-    OutputComparison outputs;
     const std::string cannotRun =
         !a.info().lacks(Capability::Run).empty()
             ? "'" + a.info().path + "': " + a.info().lacks(Capability::Run)
@@ -171,7 +169,7 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
             ? "'" + b.info().path + "': " + b.info().lacks(Capability::Run)
             : std::string();
     if (runs && !cannotRun.empty()) {
-        outputsNote = "outputs not compared: " + cannotRun;
+        out.note = "outputs not compared: " + cannotRun;
     } else if (runs) {
         auto first = a.run(request);
         auto second = first ? b.run(request) : Expected<RunResult>(first.error());
@@ -180,15 +178,41 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
             std::filesystem::remove(samplesFile, ignored);
         }
         if (!second) {
-            return fail(o, second.error());
+            return second.error();
         }
-        runA = std::move(first).value();
-        runB = std::move(second).value();
-        outputs = compareOutputs(runA->output, runB->output);
-        outputsNote = outputs.note;
+        out.runA = std::move(first).value();
+        out.runB = std::move(second).value();
+        const OutputComparison outputs = compareOutputs(out.runA->output, out.runB->output);
+        out.compared = outputs.compared;
+        out.maxAbsDiff = outputs.maxAbsDiff;
+        out.note = outputs.note;
     }
+    return out;
+}
+
+namespace {
+
+// A model against its twin in another format (a TorchScript archive and its export): the trees
+// and tensors as compared, then both run on the same inputs, their outputs and timings. Where a
+// side has no tree or weights to compare (`structureNote` says why: an AOTInductor package saved
+// without its program, an ExecuTorch program), the outputs and timings alone.
+int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
+                     const std::string& structureNote = {}) {
+    auto sideBySide = runSideBySide(o, a, b);
+    if (!sideBySide) {
+        return fail(o, sideBySide.error());
+    }
+    const std::optional<RunResult>& runA = sideBySide->runA;
+    const std::optional<RunResult>& runB = sideBySide->runB;
+    OutputComparison outputs;
+    outputs.compared = sideBySide->compared;
+    outputs.maxAbsDiff = sideBySide->maxAbsDiff;
+    outputs.note = sideBySide->note;
+    const std::string& outputsNote = sideBySide->note;
     const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
-    const bool same = d.identical && outputsAgree;
+    // Nothing compared at all is no answer: not "the same".
+    const bool structure = structureNote.empty();
+    const bool same = d.identical && outputsAgree && (structure || outputs.compared);
     if (o.json) {
         const nlohmann::json modules = moduleChangesJson(d.modules);
         nlohmann::json tensors = nlohmann::json::array();
@@ -208,6 +232,9 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
                             {"tensors_compared", d.tensorsCompared},
                             {"outputs_compared", outputs.compared},
                             {"outputs_note", outputsNote}};
+        if (!structure) {
+            j["structure_note"] = structureNote;
+        }
         if (outputs.compared) {
             j["outputs_max_abs_diff"] = outputs.maxAbsDiff;
             j["p50_ms"] = {runA->stats.p50, runB->stats.p50};
@@ -217,11 +244,17 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
     }
     std::cout << "--- " << d.pathA << " (" << d.formatA << ")\n+++ " << d.pathB << " (" << d.formatB
               << ")\n";
-    std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
-    printModuleChanges(d.modules);
-    std::cout << "Tensors     " << d.tensorsCompared << " parameters and buffers compared, "
-              << (d.tensors.empty() ? "all equal" : std::to_string(d.tensors.size()) + " differ")
-              << "\n";
+    if (!structure) {
+        std::cout << "Modules     not compared: " << structureNote << "\n"
+                  << "Tensors     not compared\n";
+    } else {
+        std::cout << "Modules     " << (d.modules.empty() ? "the same tree" : "differ") << "\n";
+        printModuleChanges(d.modules);
+        std::cout << "Tensors     " << d.tensorsCompared << " parameters and buffers compared, "
+                  << (d.tensors.empty() ? "all equal"
+                                        : std::to_string(d.tensors.size()) + " differ")
+                  << "\n";
+    }
     for (const auto& t : d.tensors) {
         printTensorChange(t);
     }
@@ -236,7 +269,14 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d)
     } else {
         std::cout << "Outputs     " << outputsNote << "\n";
     }
-    std::cout << (same ? "The same model." : "They differ.") << "\n";
+    if (!structure) {
+        std::cout << (!outputs.compared ? "Nothing could be compared."
+                      : same            ? "The same outputs (the structure could not be compared)."
+                                        : "They differ.")
+                  << "\n";
+    } else {
+        std::cout << (same ? "The same model." : "They differ.") << "\n";
+    }
     return same ? kExitOk : kExitError;
 }
 
@@ -250,6 +290,21 @@ int commandDiff(const Options& o) {
     auto b = openModelAt(o, 1, false);
     if (!b) {
         return fail(o, b.error());
+    }
+    // A side with no module tree or weights to compare that still runs (an AOTInductor package
+    // saved without its program, an ExecuTorch program): what it does have, its outputs and
+    // timing on the same inputs.
+    for (const Model* side : {a->get(), b->get()}) {
+        const std::string why = side->info().lacks(Capability::Diff);
+        if (!why.empty() && side->info().lacks(Capability::Run).empty()) {
+            ArchiveDiff d;
+            d.pathA = (*a)->info().path;
+            d.pathB = (*b)->info().path;
+            d.formatA = (*a)->info().format;
+            d.formatB = (*b)->info().format;
+            d.treeAndTensorsOnly = true;
+            return commandDiffTwins(o, **a, **b, d, "'" + side->info().path + "': " + why);
+        }
     }
     auto result = diffModels(**a, **b);
     if (!result) {

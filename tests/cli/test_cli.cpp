@@ -1431,6 +1431,53 @@ private Q_SLOTS:
         QVERIFY(r.err.find("fold-conv-bn") != std::string::npos);
     }
 
+    // A model with no module tree, weights or values to match that still runs (an AOTInductor
+    // package saved without its program; an ExecuTorch program): diff and compare give what it
+    // does have, its outputs and timing on the same inputs, and say that nothing else matched.
+    void comparedByOutputsWhereNothingElseMatches() {
+        const std::string exported = SCRIPTSCOPE_EXPORTED_DIR;
+        if (exported.empty() ||
+            !QFile::exists(QString::fromStdString(exported + "/cell_aoti.pt2"))) {
+            QSKIP("no AOTInductor package in this build (the 2.x build compiles one)");
+        }
+        const QString package = QString::fromStdString(exported + "/cell_aoti.pt2");
+        const QString inputs = QString::fromStdString(exported + "/cell_aoti.inputs.pt");
+        const auto diffed =
+            cli({QStringLiteral("diff"), package, package, QStringLiteral("--inputs"), inputs,
+                 QStringLiteral("--iterations"), QStringLiteral("3")});
+        QVERIFY2(diffed.exitCode == 0, (diffed.out + diffed.err).c_str());
+        QVERIFY2(diffed.out.find("Modules     not compared") != std::string::npos &&
+                     diffed.out.find("max |diff| 0") != std::string::npos &&
+                     diffed.out.find("Timing      p50") != std::string::npos,
+                 diffed.out.c_str());
+        const auto compared = cli({QStringLiteral("compare"), package, package,
+                                   QStringLiteral("--inputs"), inputs, QStringLiteral("--json")});
+        QVERIFY2(compared.exitCode == 0, (compared.out + compared.err).c_str());
+        const auto report = nlohmann::json::parse(compared.out);
+        QCOMPARE(report["matched_by"].get<std::string>(), std::string("outputs only"));
+        QCOMPARE(report["outputs_max_abs_diff"].get<double>(), 0.0);
+        QVERIFY(report["nodes_not_matched"].get<std::string>().find("AOTInductor") !=
+                std::string::npos);
+        // Nothing to run on: said, and not "the same".
+        const auto unrun = cli({QStringLiteral("diff"), package, package});
+        QCOMPARE(unrun.exitCode, 1);
+        QVERIFY2(unrun.out.find("Nothing could be compared") != std::string::npos,
+                 unrun.out.c_str());
+#if SCRIPTSCOPE_TEST_EXECUTORCH
+        // A .pte against its export: the outputs of the portable kernels agree within 1e-4,
+        // the int8 copy's do not.
+        const QString pte = QStringLiteral(SCRIPTSCOPE_PTE_DIR "/");
+        for (const auto& [name, status] :
+             {std::pair<const char*, int>{"cnn_portable.pte", 0}, {"cnn_int8_xnnpack.pte", 1}}) {
+            const auto r = cli({QStringLiteral("diff"), pte + QLatin1String(name),
+                                pte + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
+                                pte + QStringLiteral("inputs.pt")});
+            QVERIFY2(r.exitCode == status, (r.out + r.err).c_str());
+            QVERIFY2(r.out.find("Outputs     max |diff|") != std::string::npos, r.out.c_str());
+        }
+#endif
+    }
+
     void diffExitStatus() {
         auto r = cli({QStringLiteral("diff"), fx("diff_base.pt"), fx("diff_same.pt")});
         QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
