@@ -160,24 +160,26 @@ int commandCompare(const Options& o) {
         for (const size_t i : compared) {
             values.push_back(valueJson(r.records[i], i));
         }
-        nlohmann::json j = {{"a", r.model},
-                            {"b", o.positional.at(1)},
-                            {"method", r.method},
-                            {"device", r.device},
-                            {"matched_by", "module output, then export node name"},
-                            {"module_outputs_of_b", r.referenceCount},
-                            {"matched", matched},
-                            {"matched_share", share},
-                            {"operators_matched", r.operatorsMatched},
-                            {"compared", r.comparedCount},
-                            {"tolerance", r.tolerance},
-                            {"first_divergence",
-                             diverges ? valueJson(r.records[static_cast<size_t>(r.firstDifference)],
-                                                  static_cast<size_t>(r.firstDifference))
-                                      : nlohmann::json(nullptr)},
-                            {"values", values},
-                            {"unmatched", r.unmatched},
-                            {"notes", r.notes}};
+        nlohmann::json j = {
+            {"a", r.model},
+            {"b", o.positional.at(1)},
+            {"method", r.method},
+            {"device", r.device},
+            {"matched_by",
+             "module output, then export node name, then operator order in the module"},
+            {"module_outputs_of_b", r.referenceCount},
+            {"matched", matched},
+            {"matched_share", share},
+            {"operators_matched", r.operatorsMatched},
+            {"compared", r.comparedCount},
+            {"tolerance", r.tolerance},
+            {"first_divergence", diverges
+                                     ? valueJson(r.records[static_cast<size_t>(r.firstDifference)],
+                                                 static_cast<size_t>(r.firstDifference))
+                                     : nlohmann::json(nullptr)},
+            {"values", values},
+            {"unmatched", r.unmatched},
+            {"notes", r.notes}};
         std::cout << j.dump(2) << "\n";
         return diverges ? kExitError : kExitOk;
     }
@@ -187,7 +189,8 @@ int commandCompare(const Options& o) {
               << "Matched " << matched << " of the " << r.referenceCount
               << " module outputs of the second (" << fixed(share, 1) << "%)";
     if (r.operatorsMatched > 0) {
-        std::cout << ", and " << r.operatorsMatched << " more values by their export node's name";
+        std::cout << ", and " << r.operatorsMatched
+                  << " more values inside modules, by node name or operator order";
     }
     std::cout << "; " << r.comparedCount << " values compared\n\n";
     std::cout << "    #  " << std::left << std::setw(30) << "module or %node of the second"

@@ -165,7 +165,9 @@ order the first one runs: a TorchScript archive against its torch.export twin (.
 is what a forward hook on it sees; modules whose operators differ (a decomposed op, a fused one)
 are still compared at their boundary. Values no module output matches are matched by the name of
 the torch.export node that made them, where both sides know it (two exports; a .pte whose
-ETRecord lies beside it, a delegate at its last operator). For each matched value: max |difference|, the largest
+ETRecord lies beside it, a delegate at its last operator), and then by the order of the operators
+inside their module where both run the same ones there (shown as module/op#n). For each matched
+value: max |difference|, the largest
 difference relative to the second's largest |value|, cosine similarity and SNR. The first
 divergence is the earliest value whose max |difference| passes --tolerance. With no inputs given,
 both take the sample inputs a .pt2 keeps. The exit status is 0 when nothing diverges, 1 when

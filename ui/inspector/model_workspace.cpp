@@ -361,14 +361,17 @@ void ModelWorkspace::setValueOverlay(const GraphDiagram::ValueOverlay& overlay) 
 void ModelWorkspace::showForwardNode(int node) {
     pendingNode_ = node;
     pendingKey_ = QStringLiteral("\nforward");
-    tabs_->setCurrentWidget(graphPage_);
     if (model_.lacks(Capability::InlinedGraph).empty()) {
+        // The box first: the page then shows the inlined graph's text once, where the selected
+        // node's IR line is made current.
         if (!inlined_->isChecked()) {
             inlined_->setChecked(true); // shows the graph
         }
+        tabs_->setCurrentWidget(graphPage_);
         showDiagramFor(QStringLiteral("\nforward"));
         return;
     }
+    tabs_->setCurrentWidget(graphPage_);
     // No inlined graph (an ExecuTorch program's methods are flat already): forward's own graph,
     // by the module row of that method, where selecting one of its nodes leaves the tree.
     const ModuleInfo* owner = nullptr;

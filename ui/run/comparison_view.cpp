@@ -183,7 +183,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
     const double share = report.referenceCount > 0 ? 100.0 * matched / report.referenceCount : 0;
     QString byName;
     if (report.operatorsMatched > 0) {
-        byName = tr(" and %n more value(s) by their export node's name", nullptr,
+        byName = tr(" and %n more value(s) inside modules, by node name or operator order", nullptr,
                     report.operatorsMatched);
     }
     lines << tr("Against %1: matched %2 of its %3 module outputs (%4%)%5; %6 values compared.")

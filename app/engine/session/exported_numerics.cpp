@@ -47,6 +47,7 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
         site.value = name;
         if (node >= 0) {
             site.operators = {name}; // the node's own name
+            placeSite(site, out.model);
         }
         out.sites.push_back(std::move(site));
         out.siteModules.push_back(std::move(modules));
@@ -241,9 +242,7 @@ interpretedModuleOutputs(const ExportedProgram& program, ExportedInterpreter& in
         run.keepOperatorOutputs = true;
         observedRun(interpreter, inputs, *sites, run);
         auto values = std::make_shared<ModuleValues>();
-        values->outputs = std::move(run.moduleOutputs);
-        values->operatorOutputs = std::move(run.operatorOutputs);
-        values->operatorOverflow = run.operatorOverflow;
+        keepInto(run, *values);
         values->model = program.info().path;
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

@@ -176,9 +176,10 @@ Expected<std::shared_ptr<const ModuleValues>> Session::moduleOutputs(const RunRe
         TapRun run;
         run.bins = 1;
         run.keepModuleOutputs = true;
+        run.keepOperatorOutputs = true;
         runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
         auto values = std::make_shared<ModuleValues>();
-        values->outputs = std::move(run.moduleOutputs);
+        detail::keepInto(run, *values);
         values->model = impl_->path;
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {
@@ -222,7 +223,9 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
     }
     std::map<std::string, at::Tensor> references;
     static const std::map<std::string, at::Tensor> none;
+    static const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> noSequences;
     const std::map<std::string, at::Tensor>* operators = &none;
+    const auto* sequences = &noSequences;
     std::string where;
     if (!request.referenceFile.empty()) {
         auto loaded = referenceTensors(request.referenceFile);
@@ -235,6 +238,7 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
     } else if (request.referenceValues) {
         references = request.referenceValues->outputs;
         operators = &request.referenceValues->operatorOutputs;
+        sequences = &request.referenceValues->moduleOperators;
         where = request.referenceValues->model;
         report.comparison = "the module outputs of " + where;
         if (request.referenceValues->operatorOverflow) {
@@ -243,16 +247,17 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
                                    "compared at module outputs only");
         }
     }
-    attachReferences(sites, siteModules, references, *operators, where, device, report);
+    attachReferences(sites, siteModules, references, *operators, *sequences, where, device, report);
     compared = !references.empty();
     return std::nullopt;
 }
 
-void attachReferences(std::vector<Site>& sites,
-                      const std::vector<std::vector<std::string>>& siteModules,
-                      const std::map<std::string, at::Tensor>& references,
-                      const std::map<std::string, at::Tensor>& operators, const std::string& where,
-                      const torch::Device& device, ActivationReport& report) {
+void attachReferences(
+    std::vector<Site>& sites, const std::vector<std::vector<std::string>>& siteModules,
+    const std::map<std::string, at::Tensor>& references,
+    const std::map<std::string, at::Tensor>& operators,
+    const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>>& sequences,
+    const std::string& where, const torch::Device& device, ActivationReport& report) {
     std::set<std::string> matched;
     for (size_t s = 0; s < sites.size() && s < siteModules.size(); ++s) {
         // A value that is the output of several modules (a Sequential and its last child) is
@@ -288,6 +293,40 @@ void attachReferences(std::vector<Site>& sites,
             site.referenceName = "%" + name + " in " + where;
             ++report.operatorsMatched;
             break;
+        }
+    }
+    // Then by the order of the operators inside each module, where both run the same ones in
+    // the same order (a decomposed or fused operator makes the orders differ: that module is left
+    // to its boundary). A TorchScript archive and its export have no node names in common.
+    std::map<std::string, std::vector<size_t>> placed; // module -> its sites, in order
+    for (size_t s = 0; s < sites.size(); ++s) {
+        if (!sites[s].op.empty()) {
+            placed[sites[s].module].push_back(s);
+        }
+    }
+    for (const auto& [module, mine] : placed) {
+        const auto theirs = sequences.find(module);
+        if (theirs == sequences.end() || theirs->second.size() != mine.size()) {
+            continue;
+        }
+        bool same = true;
+        for (size_t i = 0; i < mine.size() && same; ++i) {
+            same = sites[mine[i]].op == theirs->second[i].first;
+        }
+        if (!same) {
+            continue;
+        }
+        std::map<std::string, int> seen;
+        for (size_t i = 0; i < mine.size(); ++i) {
+            Site& site = sites[mine[i]];
+            const int nth = ++seen[site.op];
+            if (site.reference.defined()) {
+                continue;
+            }
+            site.reference = theirs->second[i].second.to(device);
+            site.referenceName = (module.empty() ? std::string("(root)") : module) + "/" + site.op +
+                                 "#" + std::to_string(nth) + " in " + where;
+            ++report.operatorsMatched;
         }
     }
     report.referenceCount = static_cast<int>(references.size());

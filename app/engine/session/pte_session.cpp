@@ -423,6 +423,9 @@ Expected<PteSites> PteSession::Impl::sitesOf(const std::string& method) const {
             if (node.outputs.size() == 1 && static_cast<size_t>(node.id) < nodeOperators.size()) {
                 site.operators = nodeOperators[static_cast<size_t>(node.id)];
             }
+            // The model's module it ran in (the ETRecord's), not the delegate's group.
+            site.module = nodeModules[static_cast<size_t>(node.id)];
+            site.op = record ? detail::comparableOperator(node.kind) : std::string();
             out.sites.push_back(std::move(site));
             out.siteModules.push_back(modules[static_cast<size_t>(node.id)][o]);
         }
@@ -605,9 +608,7 @@ Expected<std::shared_ptr<const ModuleValues>> PteSession::moduleOutputs(const Ru
             return *error;
         }
         auto values = std::make_shared<ModuleValues>();
-        values->outputs = std::move(run.moduleOutputs);
-        values->operatorOutputs = std::move(run.operatorOutputs);
-        values->operatorOverflow = run.operatorOverflow;
+        detail::keepInto(run, *values);
         values->model = impl_->path();
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

@@ -41,6 +41,8 @@ struct ModuleValues {
     // torch.export node names to their outputs (a .pt2's or .pte's run; TorchScript has none),
     // and whether some were left out for their size.
     std::map<std::string, at::Tensor> operatorOutputs;
+    // Each module's operators (as Site::op has them) and their outputs, in graph order.
+    std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> moduleOperators;
     bool operatorOverflow = false;
     std::string model; // the file they came from
 };

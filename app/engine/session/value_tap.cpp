@@ -295,22 +295,71 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
             run->moduleOutputs[path] = floatCopy(tensor);
         }
     }
-    if (dense && run->keepOperatorOutputs && !site.operators.empty()) {
-        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
-        auto& kept = run->operatorOutputs[site.operators.front()];
-        if (kept.defined()) {
-            run->operatorBytes -= static_cast<uint64_t>(kept.numel()) * sizeof(float);
+    if (dense && run->keepOperatorOutputs && (!site.operators.empty() || !site.op.empty())) {
+        // One copy, under its name and in its module's sequence; a later occurrence replaces it.
+        auto& placed = run->moduleOperators[site.module];
+        const auto previous = placed.find(siteIndex);
+        if (previous != placed.end()) {
+            run->operatorBytes -=
+                static_cast<uint64_t>(previous->second.second.numel()) * sizeof(float);
+            placed.erase(previous);
         }
+        const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
         if (run->operatorBytes + bytes <= run->operatorBudget) {
-            kept = floatCopy(tensor);
+            const at::Tensor copy = floatCopy(tensor);
             run->operatorBytes += bytes;
+            if (!site.operators.empty()) {
+                run->operatorOutputs[site.operators.front()] = copy;
+            }
+            if (!site.op.empty()) {
+                placed[siteIndex] = {site.op, copy};
+            }
         } else {
-            run->operatorOutputs.erase(site.operators.front());
+            if (!site.operators.empty()) {
+                run->operatorOutputs.erase(site.operators.front());
+            }
             run->operatorOverflow = true;
         }
     }
     run->index[key] = run->records.size();
     run->records.push_back(std::move(r));
+}
+
+std::string comparableOperator(const std::string& kind) {
+    if (kind.rfind("prim::", 0) == 0 || kind.empty()) {
+        return {};
+    }
+    const size_t colons = kind.rfind("::");
+    std::string op = colons == std::string::npos ? kind : kind.substr(colons + 2);
+    const size_t dot = op.find('.');
+    if (dot != std::string::npos) {
+        op.resize(dot); // the overload
+    }
+    if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') {
+        op.pop_back(); // in place
+    }
+    return op;
+}
+
+void placeSite(Site& site, const GraphModel& model) {
+    if (site.node < 0 || static_cast<size_t>(site.node) >= model.nodes.size()) {
+        return;
+    }
+    const GraphNode& node = model.nodes[static_cast<size_t>(site.node)];
+    site.module = placedModule(model, node);
+    site.op = comparableOperator(node.kind);
+}
+
+void keepInto(TapRun& run, ModuleValues& values) {
+    values.outputs = std::move(run.moduleOutputs);
+    values.operatorOutputs = std::move(run.operatorOutputs);
+    for (auto& [module, placed] : run.moduleOperators) {
+        auto& sequence = values.moduleOperators[module];
+        for (auto& [site, value] : placed) {
+            sequence.push_back(std::move(value));
+        }
+    }
+    values.operatorOverflow = run.operatorOverflow;
 }
 
 bool within(const std::string& path, const std::string& module) {
@@ -524,6 +573,7 @@ Instrumented instrument(const torch::jit::Module& module, const torch::jit::Meth
             }
             modules.assign(outputs.begin(), outputs.end());
         }
+        placeSite(site, out.model);
         const int index = static_cast<int>(out.sites.size());
         out.sites.push_back(std::move(site));
         out.siteModules.push_back(std::move(modules));

@@ -31,7 +31,19 @@ struct Site {
     // node a .pte's kernel or delegate call was lowered from): another export's operator outputs
     // are matched by these where no module output matches.
     std::vector<std::string> operators;
+    // The module the node runs in and its operator without namespace, overload or in-place mark
+    // ("relu" for aten::relu_ and aten.relu.default); empty op for what computes nothing
+    // (prim::GetAttr, a placeholder). Values no name matches are matched by the order of these
+    // operators inside their module, where both models run the same ones there.
+    std::string module;
+    std::string op;
 };
+
+// An operator's kind as two formats of one model name it alike: "aten::relu_",
+// "aten::relu.default" -> "relu"; "" for prim:: nodes (attributes, constants, lists).
+std::string comparableOperator(const std::string& kind);
+// The site's module and comparable operator from its node in `model`.
+void placeSite(Site& site, const GraphModel& model);
 
 using OccurrenceKey = std::pair<int, int>; // site, occurrence
 
@@ -64,7 +76,14 @@ struct TapRun {
     uint64_t operatorBytes = 0;
     bool operatorOverflow = false;
     std::map<std::string, at::Tensor> operatorOutputs;
+    // And each module's operator outputs in graph order (site -> op and last value), in the same
+    // budget.
+    std::map<std::string, std::map<int, std::pair<std::string, at::Tensor>>> moduleOperators;
 };
+
+// What a reference's recording keeps for another model to be matched with: the module outputs,
+// the operator outputs by name and by their order in each module.
+void keepInto(TapRun& run, ModuleValues& values);
 
 // What a tap does with one value: its statistics recorded (and the value pinned, kept or compared,
 // as `run` asks) under the site's next occurrence. The TorchScript tap and the exported program's
@@ -98,11 +117,15 @@ Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& 
 // report.unmatched. `where` names them ("features.3 in WHERE").
 // Then each site left without one compares with the operator output of its first name that
 // `operators` holds (report.operatorsMatched counts them).
-void attachReferences(std::vector<Site>& sites,
-                      const std::vector<std::vector<std::string>>& siteModules,
-                      const std::map<std::string, at::Tensor>& references,
-                      const std::map<std::string, at::Tensor>& operators, const std::string& where,
-                      const torch::Device& device, ActivationReport& report);
+// Then, in each module whose operators (Site::op) run in the same order in both models, each
+// value left is compared with the other's in the same place (`sequences`: module -> its
+// operators and their outputs, in order); report.operatorsMatched counts both kinds.
+void attachReferences(
+    std::vector<Site>& sites, const std::vector<std::vector<std::string>>& siteModules,
+    const std::map<std::string, at::Tensor>& references,
+    const std::map<std::string, at::Tensor>& operators,
+    const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>>& sequences,
+    const std::string& where, const torch::Device& device, ActivationReport& report);
 // What a recording of one model's values takes from the request before it runs: the pinned
 // nodes onto their sites, and the values to compare with (a file's or another model's module
 // outputs) attached to the sites whose modules they are of. Sets report.comparison; false in
