@@ -1525,7 +1525,9 @@ private Q_SLOTS:
             QCOMPARE(j["matched"].get<int>(), 3);
             QCOMPARE(j["matched_share"].get<double>(), 100.0);
             QVERIFY(j["first_divergence"].is_null());
-            QCOMPARE(j["values"].size(), size_t(3));
+            // conv, bn and fc, and the relu and the mean of its own forward by their order.
+            QCOMPARE(j["operators_matched"].get<int>(), 2);
+            QCOMPARE(j["values"].size(), size_t(5));
             QCOMPARE(j["values"][0]["module_outputs"][0].get<std::string>(), std::string("conv"));
             QVERIFY(j["values"][0]["cosine"].get<double>() > 0.999999);
         }
