@@ -15,20 +15,6 @@ namespace {
 
 constexpr uint64_t kMaxJsonBytes = 64u << 20;
 
-// nn_module_stack as torch.export serializes it: "key,path,type;key,path,type", outermost first.
-// The innermost module's path ("" for the model itself).
-std::string innermostModule(const std::string& stack) {
-    const size_t last = stack.rfind(';');
-    const std::string entry = last == std::string::npos ? stack : stack.substr(last + 1);
-    const size_t first = entry.find(',');
-    if (first == std::string::npos) {
-        return {};
-    }
-    const size_t second = entry.find(',', first + 1);
-    return entry.substr(first + 1,
-                        second == std::string::npos ? std::string::npos : second - first - 1);
-}
-
 std::vector<int> handlesOf(const nlohmann::json& value) {
     std::vector<int> handles;
     if (value.is_number_integer()) {
@@ -43,7 +29,8 @@ std::vector<int> handlesOf(const nlohmann::json& value) {
     return handles;
 }
 
-// Each (path, class) of an nn_module_stack, the model itself ("") left out.
+// nn_module_stack as torch.export serializes it: "key,path,type;key,path,type", outermost first.
+// Each entry's (path, class), "" for the model itself and for what an entry leaves out.
 std::vector<std::pair<std::string, std::string>> stackModules(const std::string& stack) {
     std::vector<std::pair<std::string, std::string>> modules;
     size_t start = 0;
@@ -53,14 +40,15 @@ std::vector<std::pair<std::string, std::string>> stackModules(const std::string&
         const std::string entry = stack.substr(start, end - start);
         start = end + 1;
         const size_t first = entry.find(',');
-        const size_t second = first == std::string::npos ? first : entry.find(',', first + 1);
-        if (second == std::string::npos) {
+        if (first == std::string::npos) {
+            modules.emplace_back();
             continue;
         }
-        std::string path = entry.substr(first + 1, second - first - 1);
-        if (!path.empty()) {
-            modules.emplace_back(std::move(path), entry.substr(second + 1));
-        }
+        const size_t second = entry.find(',', first + 1);
+        modules.emplace_back(
+            entry.substr(first + 1,
+                         second == std::string::npos ? std::string::npos : second - first - 1),
+            second == std::string::npos ? std::string() : entry.substr(second + 1));
     }
     return modules;
 }
@@ -233,13 +221,17 @@ Expected<EtRecord> readEtRecord(const std::string& path) {
             const bool conversion =
                 target != node.end() && target->is_string() &&
                 target->get<std::string>().find("quantized_decomposed") != std::string::npos;
+            auto modules = stackModules(stack->get<std::string>());
+            // The innermost module's path ("" for the model itself).
             (conversion ? conversionsOf : modulesOf)[value].insert(
-                innermostModule(stack->get<std::string>()));
+                modules.empty() ? std::string() : modules.back().first);
             if (!conversion) {
                 computedBy[value].emplace_back(order, namesOf(node));
             }
-            for (auto& [module, type] : stackModules(stack->get<std::string>())) {
-                record.moduleTypes[method].emplace(std::move(module), std::move(type));
+            for (auto& [module, type] : modules) {
+                if (!module.empty()) {
+                    record.moduleTypes[method].emplace(std::move(module), std::move(type));
+                }
             }
             ++order;
         }
