@@ -221,43 +221,37 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
     for (Site& site : sites) {
         site.pinned = pins.count(site.node) > 0;
     }
-    std::map<std::string, at::Tensor> references;
-    static const std::map<std::string, at::Tensor> none;
-    static const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> noSequences;
-    const std::map<std::string, at::Tensor>* operators = &none;
-    const auto* sequences = &noSequences;
-    std::string where;
+    // Values saved in a file are module outputs only.
+    ModuleValues fromFile;
+    const ModuleValues* reference = &fromFile;
     if (!request.referenceFile.empty()) {
         auto loaded = referenceTensors(request.referenceFile);
         if (!loaded) {
             return loaded.error();
         }
-        references = std::move(loaded).value();
-        where = request.referenceFile;
+        fromFile.outputs = std::move(loaded).value();
+        fromFile.model = request.referenceFile;
         report.comparison = "values saved in " + request.referenceFile;
     } else if (request.referenceValues) {
-        references = request.referenceValues->outputs;
-        operators = &request.referenceValues->operatorOutputs;
-        sequences = &request.referenceValues->moduleOperators;
-        where = request.referenceValues->model;
-        report.comparison = "the module outputs of " + where;
-        if (request.referenceValues->operatorOverflow) {
-            report.notes.push_back("the operator outputs of " + where +
+        reference = request.referenceValues.get();
+        report.comparison = "the module outputs of " + reference->model;
+        if (reference->operatorOverflow) {
+            report.notes.push_back("the operator outputs of " + reference->model +
                                    " beyond 1 GiB were not kept: later operators are "
                                    "compared at module outputs only");
         }
     }
-    attachReferences(sites, siteModules, references, *operators, *sequences, where, device, report);
-    compared = !references.empty();
+    attachReferences(sites, siteModules, *reference, device, report);
+    compared = !reference->outputs.empty();
     return std::nullopt;
 }
 
-void attachReferences(
-    std::vector<Site>& sites, const std::vector<std::vector<std::string>>& siteModules,
-    const std::map<std::string, at::Tensor>& references,
-    const std::map<std::string, at::Tensor>& operators,
-    const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>>& sequences,
-    const std::string& where, const torch::Device& device, ActivationReport& report) {
+void attachReferences(std::vector<Site>& sites,
+                      const std::vector<std::vector<std::string>>& siteModules,
+                      const ModuleValues& reference, const torch::Device& device,
+                      ActivationReport& report) {
+    const std::map<std::string, at::Tensor>& references = reference.outputs;
+    const std::string& where = reference.model;
     std::set<std::string> matched;
     for (size_t s = 0; s < sites.size() && s < siteModules.size(); ++s) {
         // A value that is the output of several modules (a Sequential and its last child) is
@@ -285,8 +279,8 @@ void attachReferences(
             continue;
         }
         for (const std::string& name : site.operators) {
-            const auto found = operators.find(name);
-            if (found == operators.end() || !byName.insert(name).second) {
+            const auto found = reference.operatorOutputs.find(name);
+            if (found == reference.operatorOutputs.end() || !byName.insert(name).second) {
                 continue;
             }
             site.reference = found->second.to(device);
@@ -305,8 +299,8 @@ void attachReferences(
         }
     }
     for (const auto& [module, mine] : placed) {
-        const auto theirs = sequences.find(module);
-        if (theirs == sequences.end() || theirs->second.size() != mine.size()) {
+        const auto theirs = reference.moduleOperators.find(module);
+        if (theirs == reference.moduleOperators.end() || theirs->second.size() != mine.size()) {
             continue;
         }
         bool same = true;

@@ -112,20 +112,16 @@ c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::
 // numerics.cpp, shared by every model's activations:
 // A dict of module paths to tensors (torch.save in Python), for comparing with.
 Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path);
-// Each site whose value is the output of a module `references` holds compares with it (the
-// innermost module, where several return one value); the references no site matched go to
-// report.unmatched. `where` names them ("features.3 in WHERE").
-// Then each site left without one compares with the operator output of its first name that
-// `operators` holds (report.operatorsMatched counts them).
-// Then, in each module whose operators (Site::op) run in the same order in both models, each
-// value left is compared with the other's in the same place (`sequences`: module -> its
-// operators and their outputs, in order); report.operatorsMatched counts both kinds.
-void attachReferences(
-    std::vector<Site>& sites, const std::vector<std::vector<std::string>>& siteModules,
-    const std::map<std::string, at::Tensor>& references,
-    const std::map<std::string, at::Tensor>& operators,
-    const std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>>& sequences,
-    const std::string& where, const torch::Device& device, ActivationReport& report);
+// Each site whose value is the output of a module whose output `reference` holds compares with it
+// (the innermost module, where several return one value); the module outputs no site matched go
+// to report.unmatched. Then each site left without one compares with the operator output of its
+// first name that `reference` holds, and then, in each module whose operators (Site::op) run in
+// the same order in both models, with the other's value in the same place; report.operatorsMatched
+// counts both kinds. `reference.model` names where they came from ("features.3 in WHERE").
+void attachReferences(std::vector<Site>& sites,
+                      const std::vector<std::vector<std::string>>& siteModules,
+                      const ModuleValues& reference, const torch::Device& device,
+                      ActivationReport& report);
 // What a recording of one model's values takes from the request before it runs: the pinned
 // nodes onto their sites, and the values to compare with (a file's or another model's module
 // outputs) attached to the sites whose modules they are of. Sets report.comparison; false in
