@@ -34,13 +34,16 @@ int commandDevices(const Options& o);
 
 // Two models run on the same inputs (the ones given, or else the example inputs one of them keeps)
 // and their outputs compared: what `diff` of a model and its twin in another format, and `compare`
-// where values cannot be matched, report. runA/runB are empty when nothing ran; note says why, or
-// where the largest difference is.
+// where values cannot be matched, report. runA/runB are empty when nothing ran; outputs.note says
+// why, or where the largest difference is.
+struct OutputComparison {
+    bool compared = false;
+    std::string note; // why not, or where the largest difference is
+    double maxAbsDiff = 0;
+};
 struct SideBySide {
     std::optional<RunResult> runA, runB;
-    bool compared = false;
-    double maxAbsDiff = 0;
-    std::string note;
+    OutputComparison outputs;
 };
 Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b);
 

@@ -73,7 +73,8 @@ int compareOutputsOnly(const Options& o, Model& a, Model& b, const std::string& 
     if (!sideBySide) {
         return fail(o, sideBySide.error());
     }
-    const SideBySide& s = *sideBySide;
+    const SideBySide& run = *sideBySide;
+    const OutputComparison& s = run.outputs;
     const bool diverges = !s.compared || s.maxAbsDiff > o.tolerance;
     if (o.json) {
         nlohmann::json j = {{"a", a.info().path},           {"b", b.info().path},
@@ -82,8 +83,8 @@ int compareOutputsOnly(const Options& o, Model& a, Model& b, const std::string& 
                             {"outputs_note", s.note}};
         if (s.compared) {
             j["outputs_max_abs_diff"] = number(s.maxAbsDiff);
-            j["p50_ms"] = {s.runA->stats.p50, s.runB->stats.p50};
-            j["device"] = s.runA->device;
+            j["p50_ms"] = {run.runA->stats.p50, run.runB->stats.p50};
+            j["device"] = run.runA->device;
         }
         std::cout << j.dump(2) << "\n";
         return diverges ? kExitError : kExitOk;
@@ -98,9 +99,9 @@ int compareOutputsOnly(const Options& o, Model& a, Model& b, const std::string& 
     std::cout << "Outputs     max |diff| " << general(s.maxAbsDiff)
               << (s.maxAbsDiff > o.tolerance ? " (beyond " : " (within ") << o.tolerance << ")"
               << (s.note.empty() ? "" : ", at " + s.note) << "\n"
-              << "Timing      p50 " << fixed(s.runA->stats.p50, 3) << " ms against "
-              << fixed(s.runB->stats.p50, 3) << " ms, " << s.runA->samplesMs.size()
-              << " runs each on " << s.runA->device << "\n";
+              << "Timing      p50 " << fixed(run.runA->stats.p50, 3) << " ms against "
+              << fixed(run.runB->stats.p50, 3) << " ms, " << run.runA->samplesMs.size()
+              << " runs each on " << run.runA->device << "\n";
     std::cout << (diverges ? "The outputs differ beyond " : "No divergence beyond ") << o.tolerance
               << ".\n";
     return diverges ? kExitError : kExitOk;

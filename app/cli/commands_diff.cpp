@@ -86,12 +86,6 @@ void tensorLeaves(const OutputValue& v, const std::string& where,
 }
 
 // The outputs of the two runs: max |a - b| and where, or why they cannot be compared.
-struct OutputComparison {
-    bool compared = false;
-    std::string note; // why not, or where the largest difference is
-    double maxAbsDiff = 0;
-};
-
 OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
     std::vector<std::pair<std::string, const OutputValue*>> la, lb;
     tensorLeaves(a, "output", la);
@@ -138,7 +132,8 @@ Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
     SideBySide out;
-    out.note = "outputs not compared: give --input or --inputs to run both on the same inputs";
+    out.outputs.note =
+        "outputs not compared: give --input or --inputs to run both on the same inputs";
     // No inputs given: both run on the example inputs one of them keeps (a .pt2's), if any.
     std::string samplesFile;
     if (request.inputs.empty() && request.inputsFile.empty()) {
@@ -152,7 +147,7 @@ Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
                 continue;
             }
             if (auto error = side->saveSampleInputs(file)) {
-                out.note = "outputs not compared: " + error->message;
+                out.outputs.note = "outputs not compared: " + error->message;
                 std::filesystem::remove(file, ignored);
             } else {
                 samplesFile = file;
@@ -169,7 +164,7 @@ Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
             ? "'" + b.info().path + "': " + b.info().lacks(Capability::Run)
             : std::string();
     if (runs && !cannotRun.empty()) {
-        out.note = "outputs not compared: " + cannotRun;
+        out.outputs.note = "outputs not compared: " + cannotRun;
     } else if (runs) {
         auto first = a.run(request);
         auto second = first ? b.run(request) : Expected<RunResult>(first.error());
@@ -182,10 +177,7 @@ Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
         }
         out.runA = std::move(first).value();
         out.runB = std::move(second).value();
-        const OutputComparison outputs = compareOutputs(out.runA->output, out.runB->output);
-        out.compared = outputs.compared;
-        out.maxAbsDiff = outputs.maxAbsDiff;
-        out.note = outputs.note;
+        out.outputs = compareOutputs(out.runA->output, out.runB->output);
     }
     return out;
 }
@@ -204,11 +196,8 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
     }
     const std::optional<RunResult>& runA = sideBySide->runA;
     const std::optional<RunResult>& runB = sideBySide->runB;
-    OutputComparison outputs;
-    outputs.compared = sideBySide->compared;
-    outputs.maxAbsDiff = sideBySide->maxAbsDiff;
-    outputs.note = sideBySide->note;
-    const std::string& outputsNote = sideBySide->note;
+    const OutputComparison& outputs = sideBySide->outputs;
+    const std::string& outputsNote = outputs.note;
     const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
     // Nothing compared at all is no answer: not "the same".
     const bool structure = structureNote.empty();
