@@ -214,10 +214,9 @@ struct PteSession::Impl {
     Status observe(const RunRequest& request, const PteSites& sites, detail::TapRun& run,
                    c10::IValue* output, std::vector<std::string>& notes) const;
 
-    // One traced run on the request's inputs (after one to warm the delegates up: XNNPACK packs
-    // its weights on the first), its ETDump the last block of the trace; its outputs copied.
-    // `runs` runs traced (the last one's outputs into `output`), each one's wall time into
-    // `samplesMs` when given, timed as run() times its runs.
+    // `runs` traced runs on the request's inputs (two by default: XNNPACK packs its weights on the
+    // first), in a runtime of their own; the last one's outputs copied into `output`, each one's
+    // wall time into `samplesMs` when given, timed as run() times its runs.
     Expected<PteTrace> tracedRun(const RunRequest& request, size_t debugBufferBytes,
                                  c10::IValue* output, int runs = 2,
                                  std::vector<double>* samplesMs = nullptr) const {
