@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,10 +81,13 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     return out;
 }
 
-// The storage a record's value holds (none where it is an input's or a weight's).
+// The storage a record's value holds (none where it is an input's or a weight's). The weak
+// reference lets the storage's memory go when the run is done with it but keeps its address from
+// being handed to a later value, which would then count as the same storage.
 struct Held {
     const void* storage = nullptr;
     uint64_t bytes = 0;
+    std::optional<c10::weak_intrusive_ptr<c10::StorageImpl>> keep;
 };
 
 // One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
@@ -117,6 +121,7 @@ c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10:
         if (owned && v.step >= 0) {
             held.storage = v.tensor.storage().unsafeGetStorageImpl();
             held.bytes = v.tensor.storage().nbytes();
+            held.keep = v.tensor.storage().getWeakStorageImpl();
         }
         storages->push_back(held);
     };
