@@ -32,21 +32,6 @@ int commandCompare(const Options& o);
 int commandWarp(const Options& o);
 int commandDevices(const Options& o);
 
-// Two models run on the same inputs (the ones given, or else the example inputs one of them keeps)
-// and their outputs compared: what `diff` of a model and its twin in another format, and `compare`
-// where values cannot be matched, report. runA/runB are empty when nothing ran; outputs.note says
-// why, or where the largest difference is.
-struct OutputComparison {
-    bool compared = false;
-    std::string note; // why not, or where the largest difference is
-    double maxAbsDiff = 0;
-};
-struct SideBySide {
-    std::optional<RunResult> runA, runB;
-    OutputComparison outputs;
-};
-Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b);
-
 // The first line of a message that is not blank.
 std::string firstLine(const std::string& text);
 // Reports an engine error on stderr (one line unless --verbose) and returns its exit status.

@@ -3,6 +3,8 @@
 // place they part ways.
 #include "commands.h"
 
+#include <side_by_side.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -45,6 +47,7 @@ nlohmann::json valueJson(const ActivationRecord& r, size_t index) {
                         {"module", r.module},
                         {"module_outputs", r.moduleOutputs},
                         {"compared_with", r.comparedWith},
+                        {"reference_node", r.referenceNode},
                         {"shape", r.shape},
                         {"dtype", r.dtype},
                         {"compared", r.compared}};
@@ -68,51 +71,41 @@ std::string referenceModule(const ActivationRecord& r) {
 // Two models whose values cannot be matched (a side's run is one call with nothing inside to see:
 // an AOTInductor package, above all one saved without its program): what they do have, their
 // outputs and timing on the same inputs, and why the nodes could not be matched.
-int compareOutputsOnly(const Options& o, Model& a, Model& b, const std::string& why) {
-    auto sideBySide = runSideBySide(o, a, b);
-    if (!sideBySide) {
-        return fail(o, sideBySide.error());
-    }
-    const SideBySide& run = *sideBySide;
-    const OutputComparison& s = run.outputs;
-    const bool diverges = !s.compared || s.maxAbsDiff > o.tolerance;
+// The nodes could not be matched: both models' outputs and p50s on the same inputs.
+int compareOutputsOnly(const Options& o, const ActivationReport& r) {
+    const OutputsOnly& s = r.outputsOnly;
+    const bool diverges = !s.outputs.compared || s.outputs.maxAbsDiff > o.tolerance;
     if (o.json) {
-        nlohmann::json j = {{"a", a.info().path},           {"b", b.info().path},
-                            {"matched_by", "outputs only"}, {"nodes_not_matched", why},
-                            {"tolerance", o.tolerance},     {"outputs_compared", s.compared},
-                            {"outputs_note", s.note}};
-        if (s.compared) {
-            j["outputs_max_abs_diff"] = number(s.maxAbsDiff);
-            j["p50_ms"] = {run.runA->stats.p50, run.runB->stats.p50};
-            j["device"] = run.runA->device;
+        nlohmann::json j = {{"a", r.model},
+                            {"b", o.positional.at(1)},
+                            {"matched_by", "outputs only"},
+                            {"nodes_not_matched", s.why},
+                            {"tolerance", o.tolerance},
+                            {"outputs_compared", s.outputs.compared},
+                            {"outputs_note", s.outputs.note}};
+        if (s.outputs.compared) {
+            j["outputs_max_abs_diff"] = number(s.outputs.maxAbsDiff);
+            j["p50_ms"] = {s.p50Ms, s.otherP50Ms};
+            j["device"] = r.device;
         }
         std::cout << j.dump(2) << "\n";
         return diverges ? kExitError : kExitOk;
     }
-    std::cout << a.info().path << " against " << b.info().path
-              << ": the nodes could not be matched (" << why
+    std::cout << r.model << " against " << o.positional.at(1)
+              << ": the nodes could not be matched (" << s.why
               << "), so their outputs and timing are compared on the same inputs\n";
-    if (!s.compared) {
-        std::cout << "Outputs     " << s.note << "\n";
+    if (!s.outputs.compared) {
+        std::cout << "Outputs     " << s.outputs.note << "\n";
         return kExitError;
     }
-    std::cout << "Outputs     max |diff| " << general(s.maxAbsDiff)
-              << (s.maxAbsDiff > o.tolerance ? " (beyond " : " (within ") << o.tolerance << ")"
-              << (s.note.empty() ? "" : ", at " + s.note) << "\n"
-              << "Timing      p50 " << fixed(run.runA->stats.p50, 3) << " ms against "
-              << fixed(run.runB->stats.p50, 3) << " ms, " << run.runA->samplesMs.size()
-              << " runs each on " << run.runA->device << "\n";
+    std::cout << "Outputs     max |diff| " << general(s.outputs.maxAbsDiff)
+              << (s.outputs.maxAbsDiff > o.tolerance ? " (beyond " : " (within ") << o.tolerance
+              << ")" << (s.outputs.note.empty() ? "" : ", at " + s.outputs.note) << "\n"
+              << "Timing      p50 " << fixed(s.p50Ms, 3) << " ms against " << fixed(s.otherP50Ms, 3)
+              << " ms, " << s.runs << " runs each on " << r.device << "\n";
     std::cout << (diverges ? "The outputs differ beyond " : "No divergence beyond ") << o.tolerance
               << ".\n";
     return diverges ? kExitError : kExitOk;
-}
-
-// The reason a model's values cannot be seen, where it still runs; empty otherwise.
-std::string valuesUnseen(const Model& model) {
-    const std::string why = model.info().lacks(Capability::Activations);
-    return why.empty() || !model.info().lacks(Capability::Run).empty()
-               ? std::string()
-               : "'" + model.info().path + "': " + why;
 }
 
 } // namespace
@@ -122,29 +115,18 @@ int commandCompare(const Options& o) {
     if (!model) {
         return fail(o, model.error());
     }
-    if (const std::string why = valuesUnseen(**model); !why.empty()) {
-        auto other = openModelAt(o, 1, false);
-        if (!other) {
-            return fail(o, other.error());
-        }
-        return compareOutputsOnly(o, **model, **other, why);
-    }
     ActivationRequest request;
     request.run = o.run;
     request.bins = 1;
     request.referenceModel = o.positional.at(1);
     request.referenceOperatorLibraries = o.opLibraries;
     request.tolerance = o.tolerance;
-    auto result = (*model)->activations(request);
+    auto result = activationsOrOutputs(**model, request);
     if (!result) {
-        // The other model's values cannot be seen (its module outputs were not recorded).
-        auto other = openModelAt(o, 1, false);
-        if (other) {
-            if (const std::string why = valuesUnseen(**other); !why.empty()) {
-                return compareOutputsOnly(o, **model, **other, why);
-            }
-        }
         return fail(o, result.error());
+    }
+    if (!result->outputsOnly.why.empty()) {
+        return compareOutputsOnly(o, *result);
     }
     const ActivationReport& r = *result;
     std::vector<size_t> compared;

@@ -5,6 +5,7 @@
 
 #include <format.h>
 #include <session.h>
+#include <side_by_side.h>
 #include <text_diff.h>
 
 #include <nlohmann/json.hpp>
@@ -74,123 +75,13 @@ void printTensorChange(const TensorChange& t) {
     std::cout << "\n";
 }
 
-// Every tensor leaf of an output, with where it sits ("output", "output[1]").
-void tensorLeaves(const OutputValue& v, const std::string& where,
-                  std::vector<std::pair<std::string, const OutputValue*>>& out) {
-    if (v.kind == OutputValue::Kind::Tensor) {
-        out.emplace_back(where, &v);
-    }
-    for (const OutputValue& child : v.children) {
-        tensorLeaves(child, where + "[" + child.key + "]", out);
-    }
-}
-
-// The outputs of the two runs: max |a - b| and where, or why they cannot be compared.
-OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
-    std::vector<std::pair<std::string, const OutputValue*>> la, lb;
-    tensorLeaves(a, "output", la);
-    tensorLeaves(b, "output", lb);
-    OutputComparison result;
-    if (la.size() != lb.size()) {
-        result.note =
-            std::to_string(la.size()) + " output tensors against " + std::to_string(lb.size());
-        result.maxAbsDiff = std::numeric_limits<double>::infinity();
-        result.compared = true;
-        return result;
-    }
-    result.compared = true;
-    for (size_t i = 0; i < la.size(); ++i) {
-        const OutputValue& x = *la[i].second;
-        const OutputValue& y = *lb[i].second;
-        if (x.shape != y.shape || x.values.size() != y.values.size()) {
-            result.maxAbsDiff = std::numeric_limits<double>::infinity();
-            result.note =
-                la[i].first + ": " + shapeText(x.shape) + " against " + shapeText(y.shape);
-            return result;
-        }
-        for (size_t k = 0; k < x.values.size(); ++k) {
-            const double d = std::abs(double(x.values[k]) - double(y.values[k]));
-            if (d > result.maxAbsDiff || std::isnan(d)) {
-                result.maxAbsDiff = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
-                result.note = la[i].first + ", flat index " + std::to_string(k);
-            }
-        }
-    }
-    return result;
-}
-
-// The model's forward runs and keeps the example inputs it was exported with.
-bool keepsSampleInputs(const ModelInfo& info) {
-    return info.lacks(Capability::Run).empty() && !info.modules.empty() &&
-           !info.modules.front().methods.empty() &&
-           info.modules.front().methods.front().sampleInputs;
-}
-
-} // namespace
-
-Expected<SideBySide> runSideBySide(const Options& o, Model& a, Model& b) {
-    RunRequest request = o.run;
-    request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
-    SideBySide out;
-    out.outputs.note =
-        "outputs not compared: give --input or --inputs to run both on the same inputs";
-    // No inputs given: both run on the example inputs one of them keeps (a .pt2's), if any.
-    std::string samplesFile;
-    if (request.inputs.empty() && request.inputsFile.empty()) {
-        std::error_code ignored;
-        const std::string file =
-            (std::filesystem::temp_directory_path(ignored) /
-             ("scriptscope-diff-samples-" + std::to_string(::getpid()) + ".pt"))
-                .string();
-        for (Model* side : {&a, &b}) {
-            if (!keepsSampleInputs(side->info())) {
-                continue;
-            }
-            if (auto error = side->saveSampleInputs(file)) {
-                out.outputs.note = "outputs not compared: " + error->message;
-                std::filesystem::remove(file, ignored);
-            } else {
-                samplesFile = file;
-                request.inputsFile = samplesFile;
-            }
-            break;
-        }
-    }
-    const bool runs = !request.inputs.empty() || !request.inputsFile.empty();
-    const std::string cannotRun =
-        !a.info().lacks(Capability::Run).empty()
-            ? "'" + a.info().path + "': " + a.info().lacks(Capability::Run)
-        : !b.info().lacks(Capability::Run).empty()
-            ? "'" + b.info().path + "': " + b.info().lacks(Capability::Run)
-            : std::string();
-    if (runs && !cannotRun.empty()) {
-        out.outputs.note = "outputs not compared: " + cannotRun;
-    } else if (runs) {
-        auto first = a.run(request);
-        auto second = first ? b.run(request) : Expected<RunResult>(first.error());
-        if (!samplesFile.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove(samplesFile, ignored);
-        }
-        if (!second) {
-            return second.error();
-        }
-        out.runA = std::move(first).value();
-        out.runB = std::move(second).value();
-        out.outputs = compareOutputs(out.runA->output, out.runB->output);
-    }
-    return out;
-}
-
-namespace {
-
 // A model against its twin in another format (a TorchScript archive and its export): the trees
 // and tensors as compared, then both run on the same inputs, their outputs and timings. Where a
 // side has no tree or weights to compare (`structureNote` says why: an AOTInductor package saved
 // without its program, an ExecuTorch program), the outputs and timings alone.
 int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
                      const std::string& structureNote = {}) {
-    auto sideBySide = runSideBySide(o, a, b);
+    auto sideBySide = runSideBySide(o.run, a, b);
     if (!sideBySide) {
         return fail(o, sideBySide.error());
     }

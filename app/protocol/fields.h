@@ -70,6 +70,8 @@ void describe(Fields& f, DiffLine& value);
 void describe(Fields& f, ActivationRequest& value);
 void describe(Fields& f, ActivationRecord& value);
 void describe(Fields& f, MemoryTimeline& value);
+void describe(Fields& f, OutputComparison& value);
+void describe(Fields& f, OutputsOnly& value);
 void describe(Fields& f, ActivationReport& value);
 void describe(Fields& f, OptimizeRequest& value);
 void describe(Fields& f, KindCount& value);

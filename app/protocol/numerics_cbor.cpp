@@ -27,7 +27,7 @@ void describe(Fields& f, ActivationRecord& x) {
     f("histogram", x.histogram)("note", x.note);
     if (f.include(!x.comparedWith.empty())) {
         f.row("compare", x.compared, x.maxAbsDiff, x.comparedWith, x.compareNote, x.maxRelDiff,
-              x.cosine, x.snrDb);
+              x.cosine, x.snrDb, x.referenceNode);
     }
     if (f.include(!x.values.empty())) {
         f("values", x.values);
@@ -42,6 +42,15 @@ void describe(Fields& f, MemoryTimeline& m) {
     f.row("peak", m.peakStep, m.peakBytes)("peakRecords", m.peakRecords);
 }
 
+void describe(Fields& f, OutputComparison& c) {
+    f("compared", c.compared)("note", c.note)("maxAbsDiff", c.maxAbsDiff);
+}
+
+void describe(Fields& f, OutputsOnly& o) {
+    f("why", o.why)("outputs", o.outputs)("p50", o.p50Ms)("otherP50", o.otherP50Ms);
+    f("runs", o.runs);
+}
+
 void describe(Fields& f, ActivationReport& r) {
     f("model", r.model)("method", r.method)("device", r.device)("records", r.records);
     f.row("first", r.firstNonFinite, r.firstDifference);
@@ -49,6 +58,9 @@ void describe(Fields& f, ActivationReport& r) {
     f("tolerance", r.tolerance)("compared", r.comparedCount)("unmatched", r.unmatched);
     f("references", r.referenceCount)("operators", r.operatorsMatched)("memory", r.memory);
     f("notes", r.notes)("runMs", r.runMs)("pinnedBytes", r.pinnedBytes)("output", r.output);
+    if (f.include(!r.outputsOnly.why.empty())) {
+        f("outputsOnly", r.outputsOnly);
+    }
 }
 
 void describe(Fields& f, OptimizeRequest& r) {

@@ -21,7 +21,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 10;
+constexpr int kVersion = 11;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
@@ -43,7 +43,8 @@ enum class MessageType {
     Failure,     // Error
     Values,      // {values: [OutputValue...]}
     // GUI -> worker
-    Diagram, // {module, method, inlined}: the graph as the diagram draws it
+    Diagram, // {module, method, inlined[, path, op_libraries]}: the graph as the diagram draws it
+             // (of the file at path, not the open model, when given)
     // worker -> GUI
     DiagramModel, // GraphModel
     // GUI -> worker

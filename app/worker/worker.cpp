@@ -2,6 +2,7 @@
 #include "worker.h"
 
 #include <session.h>
+#include <side_by_side.h>
 
 #include <QCborArray>
 
@@ -85,7 +86,9 @@ bool Worker::handle(const Message& m) {
         text(m);
         return true;
     case MessageType::Diagram:
-        if (Model* model = this->model(m.id)) {
+        if (!str(m, "path").empty()) {
+            otherDiagram(m);
+        } else if (Model* model = this->model(m.id)) {
             reply(m.id, MessageType::DiagramModel,
                   model->graphModel(str(m, "module"), str(m, "method"),
                                     m.body.value(QLatin1String("inlined")).toBool()));
@@ -103,8 +106,9 @@ bool Worker::handle(const Message& m) {
     case MessageType::Activations:
         if (Model* model = this->model(m.id)) {
             progress(m.id, "activations", "");
+            // Against a model whose values cannot be matched: by outputs and p50s instead.
             reply(m.id, MessageType::ActivationReport,
-                  model->activations(activationRequestFromCbor(m.body)));
+                  activationsOrOutputs(*model, activationRequestFromCbor(m.body)));
         }
         return true;
     case MessageType::Optimize:
@@ -232,6 +236,26 @@ void Worker::diff(const Message& m) {
     }
     progress(m.id, "comparing", path);
     reply(m.id, MessageType::ArchiveDiff, diffModels(*model, **other));
+}
+
+// Another model's diagram (the one the open model is compared with): opened for it and let go.
+void Worker::otherDiagram(const Message& m) {
+    const std::string path = str(m, "path");
+    progress(m.id, "loading", path);
+    for (const std::string& library :
+         strings(m.body.value(QLatin1String("op_libraries")).toArray())) {
+        (void)loadOperatorLibrary(library);
+    }
+    OpenOptions options;
+    options.includeCode = false;
+    const auto other = openModel(path, options);
+    if (!other) {
+        fail(m.id, other.error());
+        return;
+    }
+    reply(m.id, MessageType::DiagramModel,
+          (*other)->graphModel(str(m, "module"), str(m, "method"),
+                               m.body.value(QLatin1String("inlined")).toBool()));
 }
 
 Status Worker::openSource(const std::string& text) {

@@ -41,6 +41,7 @@ private:
     void text(const protocol::Message& m);
     void statistics(const protocol::Message& m);
     void diff(const protocol::Message& m);
+    void otherDiagram(const protocol::Message& m);
     // Opens a source of frames (replacing the open one); its frames are decoded here.
     Status openSource(const std::string& text);
     // One frame of the open source, run: the frame the index names, or, live, the newest one due

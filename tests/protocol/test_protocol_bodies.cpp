@@ -83,6 +83,7 @@ ActivationRecord sampleRecord(int node) {
     x.maxRelDiff = 0.5;
     x.cosine = 0.875;
     x.snrDb = 12.5;
+    x.referenceNode = 7;
     x.bytes = 64;
     x.storageBytes = 128;
     x.madeAt = 2;
@@ -153,7 +154,19 @@ private Q_SLOTS:
         r.memory.peakStep = 1;
         r.memory.peakBytes = 24;
         r.memory.peakRecords = {0, 1};
+        r.outputsOnly.why = "no program";
+        r.outputsOnly.outputs = {true, "output, flat index 3", 0.25};
+        r.outputsOnly.p50Ms = 1.5;
+        r.outputsOnly.otherP50Ms = 0.75;
+        r.outputsOnly.runs = 20;
         const ActivationReport b = activationReportFromCbor(wire(toCbor(r)));
+        QCOMPARE(b.outputsOnly.why, r.outputsOnly.why);
+        QVERIFY(b.outputsOnly.outputs.compared);
+        QCOMPARE(b.outputsOnly.outputs.note, r.outputsOnly.outputs.note);
+        QCOMPARE(b.outputsOnly.outputs.maxAbsDiff, 0.25);
+        QCOMPARE(b.outputsOnly.p50Ms, 1.5);
+        QCOMPARE(b.outputsOnly.otherP50Ms, 0.75);
+        QCOMPARE(b.outputsOnly.runs, 20);
         QCOMPARE(b.referenceCount, 4);
         QVERIFY(b.memory.known);
         QCOMPARE(b.memory.liveBytes, r.memory.liveBytes);
@@ -198,6 +211,7 @@ private Q_SLOTS:
         QCOMPARE(x.maxRelDiff, y.maxRelDiff);
         QCOMPARE(x.cosine, y.cosine);
         QCOMPARE(x.snrDb, y.snrDb);
+        QCOMPARE(x.referenceNode, y.referenceNode);
         QCOMPARE(x.bytes, y.bytes);
         QCOMPARE(x.storageBytes, y.storageBytes);
         QCOMPARE(x.madeAt, y.madeAt);

@@ -178,7 +178,23 @@ private Q_SLOTS:
         QVERIFY(row >= 0);
         QCOMPARE(view->table()->item(row, ComparisonView::ModuleColumn)->text(),
                  QStringLiteral("%relu_1"));
-        // And in the diagram: the first delegate's call, selected.
+        // Side by side: the program's first delegate call and the export's relu_1.
+        GraphDiagram* program = view->diagram(ComparisonView::ThisModel);
+        GraphDiagram* exported = view->diagram(ComparisonView::OtherModel);
+        QTRY_VERIFY_WITH_TIMEOUT(program->hasGraph() && exported->hasGraph(),
+                                 scriptscope::test::scaled(60000));
+        QTRY_COMPARE_WITH_TIMEOUT(program->selectedNode(), 0, scriptscope::test::scaled(10000));
+        const int relu1 = exported->selectedNode();
+        QVERIFY(relu1 >= 0);
+        QCOMPARE(exported->graph().nodes[static_cast<size_t>(relu1)].outputs.front().name,
+                 std::string("relu_1"));
+        QVERIFY(program->valueOverlay().nodes.count(0)); // painted: an ExecuTorch method's graph
+        QTRY_VERIFY_WITH_TIMEOUT(!program->overlayName().isEmpty(),
+                                 scriptscope::test::scaled(10000));
+        window_->showWorkspace(QStringLiteral("numerics"));
+        saveScreenshot(window_, QStringLiteral("pte-compare-quantized"));
+        // And in the Model workspace's diagram on a double-click: the first delegate's call.
+        Q_EMIT view->showRecord(view->selectedRecord());
         auto* diagram = scriptscope::test::part<GraphDiagram>(window_, "diagram");
         QTRY_VERIFY_WITH_TIMEOUT(diagram->hasGraph() && diagram->picture() &&
                                      !diagram->layoutPending(),
@@ -191,7 +207,6 @@ private Q_SLOTS:
         QVERIFY(!scriptscope::test::part<QCheckBox>(window_, "inlinedGraph")->isChecked());
         saveScreenshot(window_, QStringLiteral("pte-compare-quantized-diagram"));
         window_->showWorkspace(QStringLiteral("numerics"));
-        saveScreenshot(window_, QStringLiteral("pte-compare-quantized"));
         const QPalette light = QApplication::palette();
         QApplication::setPalette(scriptscope::test::darkPalette());
         saveScreenshot(window_, QStringLiteral("pte-compare-quantized-dark"));

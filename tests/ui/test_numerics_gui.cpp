@@ -22,6 +22,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -334,7 +335,9 @@ private Q_SLOTS:
 
     // The Compare tab: the TorchScript archive against its export, every module output matched
     // and none apart; against a copy whose activation differs, the first divergence is that
-    // module, selected in the table and in the diagram on request.
+    // module, selected in the table and in both models' diagrams side by side on request, each
+    // painted by its differences. A node picked in one diagram selects its row and its
+    // counterpart in the other.
     void comparedWithAnotherModel() {
         const QString saved = QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by/");
         QVERIFY(open(saved + QStringLiteral("traced_cnn.torch2.14.pt")));
@@ -351,6 +354,38 @@ private Q_SLOTS:
                  qPrintable(view->summary()->text()));
         QVERIFY(view->summary()->text().contains(QStringLiteral("No divergence")));
         QVERIFY(!view->firstDivergenceButton()->isEnabled());
+        GraphDiagram* mine = view->diagram(ComparisonView::ThisModel);
+        GraphDiagram* theirs = view->diagram(ComparisonView::OtherModel);
+        const auto drawn = [&]() {
+            return mine->hasGraph() && theirs->hasGraph() && mine->picture() && theirs->picture() &&
+                   !mine->layoutPending() && !theirs->layoutPending();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(drawn(), scriptscope::test::scaled(60000));
+        QCOMPARE(theirs->graph().method, std::string("forward"));
+        // Every compared value names the node of the export that made its counterpart.
+        const ActivationReport& matched = panel_->activationModel()->report();
+        for (const ActivationRecord& r : matched.records) {
+            if (!r.comparedWith.empty()) {
+                QVERIFY2(r.referenceNode >= 0 &&
+                             r.referenceNode < static_cast<int>(theirs->graph().nodes.size()),
+                         r.comparedWith.c_str());
+            }
+        }
+        // The export's relu, picked in its diagram: the twin's relu row and node.
+        int relu = -1;
+        for (const GraphNode& n : theirs->graph().nodes) {
+            if (n.kind.find("relu") != std::string::npos) {
+                relu = n.id;
+            }
+        }
+        QVERIFY(relu >= 0);
+        theirs->selectNode(relu);
+        const int picked = view->selectedRecord();
+        QVERIFY(picked >= 0);
+        const ActivationRecord& twin = matched.records[static_cast<size_t>(picked)];
+        QCOMPARE(twin.referenceNode, relu);
+        QVERIFY2(twin.kind.find("relu") != std::string::npos, twin.kind.c_str());
+        QCOMPARE(mine->selectedNode(), twin.node);
         saveScreenshot(window_, QStringLiteral("numerics-compare-export"));
 
         QVERIFY(open(fx("diff_base.pt")));
@@ -363,17 +398,66 @@ private Q_SLOTS:
         QVERIFY2(view->summary()->text().contains(QStringLiteral("First divergence")) &&
                      view->summary()->text().contains(QStringLiteral("act")),
                  qPrintable(view->summary()->text()));
+        // The other model's diagram is of diff_retyped.pt now, drawn again.
+        QTRY_VERIFY_WITH_TIMEOUT(drawn(), scriptscope::test::scaled(60000));
+        QVERIFY(view->diagramKey(ComparisonView::OtherModel).contains(QStringLiteral("retyped")));
         view->goToFirstDivergence();
         const int row = view->table()->currentRow();
         QVERIFY(row >= 0);
         QCOMPARE(view->table()->item(row, ComparisonView::ModuleColumn)->text(),
                  QStringLiteral("act"));
+        // Selected in both diagrams, and both painted by the differences from there on.
+        const ActivationReport& apart = panel_->activationModel()->report();
+        const ActivationRecord& first = apart.records[static_cast<size_t>(apart.firstDifference)];
+        QCOMPARE(mine->selectedNode(), first.node);
+        QCOMPARE(theirs->selectedNode(), first.referenceNode);
+        QCOMPARE(QString::fromStdString(
+                     theirs->graph().nodes[static_cast<size_t>(first.referenceNode)].kind),
+                 QStringLiteral("aten::tanh")); // diff_retyped.pt's act is a Tanh
+        QVERIFY(mine->valueOverlay().nodes.count(first.node));
+        QVERIFY(theirs->valueOverlay().nodes.count(first.referenceNode));
+        QCOMPARE(theirs->overlayName(), QStringLiteral("max |diff|"));
+        for (const ActivationRecord& r : apart.records) { // conv's output: equal, not painted
+            if (r.compared && r.node >= 0 && r.maxAbsDiff == 0) {
+                QVERIFY(!mine->valueOverlay().nodes.count(r.node));
+            }
+        }
         showNumerics(3);
+        QTRY_VERIFY_WITH_TIMEOUT(drawn(), scriptscope::test::scaled(60000)); // revealed
         saveScreenshot(window_, QStringLiteral("numerics-compare-divergence"));
         const QPalette light = QApplication::palette();
         QApplication::setPalette(scriptscope::test::darkPalette());
         saveScreenshot(window_, QStringLiteral("numerics-compare-divergence-dark"));
         QApplication::setPalette(light);
+    }
+
+    // An AOTInductor package saved without its program shows no values: compared with another
+    // model (here itself) by its outputs and p50s on the same inputs, and the tab says why.
+    void comparedByOutputsAlone() {
+        const QString package = QStringLiteral(SCRIPTSCOPE_EXPORTED_DIR "/cell_aoti.pt2");
+        if (QByteArray(SCRIPTSCOPE_EXPORTED_DIR).isEmpty() || !QFileInfo::exists(package)) {
+            QSKIP("no AOTInductor package in this build (the 2.x build compiles one)");
+        }
+        QVERIFY(open(package));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("3x4"));
+        showNumerics(3);
+        ComparisonView* view = panel_->comparisonView();
+        QVERIFY(!panel_->recordButton()->isEnabled()); // nothing inside it can be seen
+        QVERIFY(view->chooseButton()->isEnabled());    // but it runs
+        QSignalSpy shown(panel_, &NumericsPanel::activationsShown);
+        Q_EMIT view->compareRequested(package);
+        QVERIFY(shown.wait(120000));
+        const QString summary = view->summary()->text();
+        QVERIFY2(summary.contains(QStringLiteral("no node could be matched")) &&
+                     summary.contains(QStringLiteral("AOTInductor")) &&
+                     summary.contains(QStringLiteral("max |diff| 0, within")) &&
+                     summary.contains(QStringLiteral("Timing")),
+                 qPrintable(summary));
+        QCOMPARE(view->table()->rowCount(), 0);
+        QVERIFY(!view->firstDivergenceButton()->isEnabled());
+        QVERIFY(!view->diagram(ComparisonView::ThisModel)->hasGraph());
+        QCOMPARE(panel_->activationModel()->rowCount(), 0);
+        saveScreenshot(window_, QStringLiteral("numerics-compare-outputs-only"));
     }
 
     // The Memory tab: a .pt2's recorded run, the bytes it holds at each step and its peak.

@@ -234,6 +234,16 @@ quint64 WorkerClient::diagram(const QString& modulePath, const QString& method, 
                 QStringLiteral("building the diagram of %1").arg(method));
 }
 
+quint64 WorkerClient::diagramOf(const QString& path, const QString& modulePath,
+                                const QString& method, bool inlined,
+                                const QStringList& operatorLibraries) {
+    QCborMap body = methodBody(modulePath, method, inlined);
+    body.insert(QLatin1String("path"), path);
+    body.insert(QLatin1String("op_libraries"), QCborArray::fromStringList(operatorLibraries));
+    return send(MessageType::Diagram, body, loadTimeoutMs_,
+                QStringLiteral("building the diagram of '%1'").arg(path));
+}
+
 quint64 WorkerClient::statistics(const QString& modulePath) {
     QCborMap body;
     body.insert(QLatin1String("module"), modulePath);

@@ -49,6 +49,10 @@ public:
     quint64 graph(const QString& modulePath, const QString& method, bool inlined);
     // The graph as the diagram draws it (GraphModel), built once per request.
     quint64 diagram(const QString& modulePath, const QString& method, bool inlined);
+    // Another file's (a model the open one is compared with), opened for it; the libraries are
+    // loaded first.
+    quint64 diagramOf(const QString& path, const QString& modulePath, const QString& method,
+                      bool inlined, const QStringList& operatorLibraries = {});
     quint64 run(const RunRequest& request);
     // Statistics of a module's parameters and buffers (they read every value, so only on request).
     quint64 statistics(const QString& modulePath);

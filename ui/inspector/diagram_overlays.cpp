@@ -46,8 +46,11 @@ void GraphDiagram::setProfile(const RunProfile& profile) {
     nodeMs_.clear();
     nodeValues_.clear();
     maxModuleMs_ = maxOperatorMs_ = 0;
+    // Node ids are of the method's graph inlined from the root (an ExecuTorch method's graph is
+    // flat already, drawn under the method's own row).
     const bool overlay = (!overlay_.nodes.empty() || !overlay_.modules.empty()) && hasGraph_ &&
-                         graph_->inlined && graph_->modulePath.empty() &&
+                         graph_->inlined &&
+                         (graph_->modulePath.empty() || graph_->modulePath == graph_->method) &&
                          graph_->method == overlay_.method.toStdString();
     if (overlay) {
         for (const auto& [path, value] : overlay_.modules) {

@@ -1,7 +1,9 @@
 #include "comparison_view.h"
 #include "numerics_common.h"
 
+#include <elided_label.h>
 #include <format.h>
+#include <graph_diagram.h>
 
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -11,9 +13,11 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace scriptscope {
@@ -31,6 +35,18 @@ QString referenceModule(const ActivationRecord& r) {
 QString decibels(double snr) {
     return std::isinf(snr) ? (snr > 0 ? QStringLiteral("\u221e") : QStringLiteral("-\u221e"))
                            : QString::number(snr, 'f', 1);
+}
+
+// A group's module path and those of the groups around it.
+template <typename Visit>
+void eachModuleAround(const GraphModel& graph, int group, Visit visit) {
+    for (int at = group; at >= 0 && at < static_cast<int>(graph.groups.size());
+         at = graph.groups[static_cast<size_t>(at)].parent) {
+        const GraphGroup& g = graph.groups[static_cast<size_t>(at)];
+        if (g.kind == GraphGroup::Kind::Module && !g.module.empty()) {
+            visit(g.module);
+        }
+    }
 }
 
 QTableWidgetItem* cell(const QString& text, double sortValue) {
@@ -52,7 +68,7 @@ ComparisonView::ComparisonView(QWidget* parent)
     tolerance_ = toleranceBox(this, tr("The largest |difference| that is not yet a divergence"));
     first_ = new QPushButton(tr("Go to the first divergence"), this);
     first_->setObjectName(QStringLiteral("firstDivergence"));
-    first_->setToolTip(tr("Selects it here and in the Model workspace's diagram"));
+    first_->setToolTip(tr("Selects it in the table and in both diagrams"));
     bar->addWidget(choose_);
     bar->addWidget(tolerance_);
     bar->addWidget(first_);
@@ -78,7 +94,33 @@ ComparisonView::ComparisonView(QWidget* parent)
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setAlternatingRowColors(true);
-    layout->addWidget(table_, 1);
+
+    // The table over the two diagrams, this model's on the left.
+    splitter_ = new QSplitter(Qt::Vertical, this);
+    splitter_->setObjectName(QStringLiteral("comparisonSplitter"));
+    splitter_->setChildrenCollapsible(false);
+    splitter_->addWidget(table_);
+    auto* sides = new QSplitter(Qt::Horizontal, splitter_);
+    sides->setChildrenCollapsible(false);
+    for (const Side side : {ThisModel, OtherModel}) {
+        auto* pane = new QWidget(sides);
+        auto* column = new QVBoxLayout(pane);
+        column->setContentsMargins(0, 0, 0, 0);
+        column->setSpacing(2);
+        captions_[side] = new ElidedLabel(pane, Qt::ElideMiddle);
+        diagrams_[side] = new GraphDiagram(pane);
+        diagrams_[side]->setObjectName(side == ThisModel ? QStringLiteral("comparedThis")
+                                                         : QStringLiteral("comparedOther"));
+        column->addWidget(captions_[side]);
+        column->addWidget(diagrams_[side], 1);
+        sides->addWidget(pane);
+        connect(diagrams_[side], &GraphDiagram::nodeSelected, this,
+                [this, side](int node) { nodeClicked(side, node); });
+    }
+    splitter_->addWidget(sides);
+    splitter_->setStretchFactor(0, 2);
+    splitter_->setStretchFactor(1, 3);
+    layout->addWidget(splitter_, 1);
 
     connect(choose_, &QPushButton::clicked, this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
@@ -91,6 +133,11 @@ ComparisonView::ComparisonView(QWidget* parent)
     connect(first_, &QPushButton::clicked, this, &ComparisonView::goToFirstDivergence);
     connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
         Q_EMIT showRecord(table_->item(row, IndexColumn)->data(Qt::UserRole).toInt());
+    });
+    connect(table_, &QTableWidget::itemSelectionChanged, this, [this]() {
+        if (!selecting_) {
+            selectRecord(selectedRecord(), false);
+        }
     });
     clear();
 }
@@ -119,6 +166,12 @@ void ComparisonView::setUnavailable(const QString& why) {
 
 void ComparisonView::clear() {
     report_ = {};
+    for (const Side side : {ThisModel, OtherModel}) {
+        keys_[side].clear();
+        captions_[side]->setFullText(side == ThisModel ? tr("This model") : tr("The other model"));
+        diagrams_[side]->showMessage(tr("Both models' diagrams show here after a comparison "
+                                        "with another model."));
+    }
     table_->setRowCount(0);
     firstRow_ = firstRecord_ = -1;
     first_->setEnabled(false);
@@ -128,6 +181,10 @@ void ComparisonView::clear() {
 }
 
 void ComparisonView::setReport(const ActivationReport& report) {
+    if (!report.outputsOnly.why.empty()) {
+        showOutputsOnly(report);
+        return;
+    }
     if ((report.referenceCount == 0 && report.operatorsMatched == 0) || report.comparison.empty()) {
         clear();
         return;
@@ -214,15 +271,147 @@ void ComparisonView::setReport(const ActivationReport& report) {
     }
     summary_->setText(lines.join(QStringLiteral("<br>")));
     first_->setEnabled(firstRow_ >= 0);
+    paintDiagrams();
+}
+
+// No node could be matched (a side shows no values): both models' outputs and p50s on the same
+// inputs.
+void ComparisonView::showOutputsOnly(const ActivationReport& report) {
+    clear();
+    report_ = report;
+    const OutputsOnly& o = report.outputsOnly;
+    QStringList lines;
+    lines << tr("Against %1: no node could be matched (%2), so both ran on the same inputs and "
+                "their outputs are compared.")
+                 .arg(q(report.comparison).toHtmlEscaped(), q(o.why).toHtmlEscaped());
+    if (o.outputs.compared) {
+        const bool apart = !(o.outputs.maxAbsDiff <= report.tolerance);
+        lines << tr("<b>Outputs:</b> max |diff| %1, %2 %3%4.")
+                     .arg(number(o.outputs.maxAbsDiff), apart ? tr("<b>beyond</b>") : tr("within"))
+                     .arg(report.tolerance)
+                     .arg(o.outputs.note.empty()
+                              ? QString()
+                              : tr(", largest at %1").arg(q(o.outputs.note).toHtmlEscaped()));
+        lines << tr("<b>Timing:</b> p50 %1 ms here against %2 ms, %n run(s) each on %3.", nullptr,
+                    o.runs)
+                     .arg(o.p50Ms, 0, 'f', 3)
+                     .arg(o.otherP50Ms, 0, 'f', 3)
+                     .arg(q(report.device).toHtmlEscaped());
+    } else {
+        lines << tr("<b>Outputs not compared:</b> %1").arg(q(o.outputs.note).toHtmlEscaped());
+    }
+    summary_->setText(lines.join(QStringLiteral("<br>")));
+    for (const Side side : {ThisModel, OtherModel}) {
+        diagrams_[side]->showMessage(tr("No node could be matched (the summary says why)."));
+    }
+}
+
+int ComparisonView::selectedRecord() const {
+    const auto rows = table_->selectionModel()->selectedRows();
+    return rows.isEmpty()
+               ? -1
+               : table_->item(rows.front().row(), IndexColumn)->data(Qt::UserRole).toInt();
+}
+
+void ComparisonView::setDiagram(Side side, const QString& key,
+                                std::shared_ptr<const GraphModel> graph, const QString& caption) {
+    keys_[side] = key;
+    captions_[side]->setFullText(caption);
+    diagrams_[side]->setGraph(std::move(graph));
+    paintDiagrams();
+    const int record = selectedRecord();
+    if (record >= 0) {
+        selectRecord(record, false);
+    }
+}
+
+void ComparisonView::setDiagramMessage(Side side, const QString& key, const QString& message) {
+    keys_[side] = key;
+    diagrams_[side]->showMessage(message);
+}
+
+// Each side painted by max |diff|: a node by the values it made, a module box by the largest
+// difference inside it (what a collapsed box hides).
+void ComparisonView::paintDiagrams() {
+    for (const Side side : {ThisModel, OtherModel}) {
+        GraphDiagram* diagram = diagrams_[side];
+        if (!diagram->hasGraph()) {
+            continue;
+        }
+        const GraphModel& graph = diagram->graph();
+        GraphDiagram::ValueOverlay overlay;
+        overlay.name = tr("max |diff|");
+        overlay.method = q(graph.method);
+        for (const ActivationRecord& r : report_.records) {
+            const int node = side == ThisModel ? r.node : r.referenceNode;
+            if (!r.compared || node < 0 || node >= static_cast<int>(graph.nodes.size()) ||
+                !(r.maxAbsDiff > 0)) {
+                continue;
+            }
+            const double d = std::min(r.maxAbsDiff, 1e300);
+            double& mine = overlay.nodes[node];
+            mine = std::max(mine, d);
+            eachModuleAround(graph, graph.nodes[static_cast<size_t>(node)].group,
+                             [&overlay, d](const std::string& module) {
+                                 double& box = overlay.modules[module];
+                                 box = std::max(box, d);
+                             });
+        }
+        diagram->setValueOverlay(overlay);
+    }
+}
+
+void ComparisonView::selectRecord(int record, bool inTable) {
+    if (selecting_) {
+        return;
+    }
+    selecting_ = true;
+    const ActivationRecord* r = record >= 0 && record < static_cast<int>(report_.records.size())
+                                    ? &report_.records[static_cast<size_t>(record)]
+                                    : nullptr;
+    if (inTable) {
+        table_->clearSelection();
+        for (int row = 0; r && row < table_->rowCount(); ++row) {
+            if (table_->item(row, IndexColumn)->data(Qt::UserRole).toInt() == record) {
+                table_->selectRow(row);
+                table_->scrollToItem(table_->item(row, 0), QAbstractItemView::PositionAtCenter);
+                break;
+            }
+        }
+    }
+    for (const Side side : {ThisModel, OtherModel}) {
+        GraphDiagram* diagram = diagrams_[side];
+        const int node = r ? (side == ThisModel ? r->node : r->referenceNode) : -1;
+        if (diagram->hasGraph()) {
+            diagram->selectNode(node < static_cast<int>(diagram->graph().nodes.size()) ? node : -1,
+                                true);
+        }
+    }
+    selecting_ = false;
+}
+
+// A node picked in one diagram: the value it made (compared here) in the table and the other's.
+void ComparisonView::nodeClicked(Side side, int node) {
+    if (selecting_ || node < 0) {
+        return;
+    }
+    int found = -1;
+    for (size_t i = 0; i < report_.records.size() && found < 0; ++i) {
+        const ActivationRecord& r = report_.records[i];
+        if (!r.comparedWith.empty() && (side == ThisModel ? r.node : r.referenceNode) == node) {
+            found = static_cast<int>(i);
+        }
+    }
+    if (found >= 0) {
+        selectRecord(found, true);
+    }
 }
 
 void ComparisonView::goToFirstDivergence() {
     if (firstRow_ < 0) {
         return;
     }
-    table_->selectRow(firstRow_);
-    table_->scrollToItem(table_->item(firstRow_, 0), QAbstractItemView::PositionAtCenter);
-    Q_EMIT showRecord(firstRecord_);
+    selectRecord(firstRecord_, true);
 }
 
 } // namespace scriptscope

@@ -305,14 +305,27 @@ void NumericsPanel::recordActivations() {
             a.referenceOperatorLibraries.push_back(library.toStdString());
         }
     }
+    recordedReference_ = q(a.referenceModel);
     record_->setEnabled(false);
     status_->setText(tr("Recording every value of %1\u2026").arg(q(a.run.method)));
     activationRequest_ = worker_->activations(a);
 }
 
 void NumericsPanel::showReport(const ActivationReport& report) {
+    if (!report.outputsOnly.why.empty()) {
+        // Compared by outputs alone: no value was recorded, the Compare tab says what was.
+        model_->setReport({});
+        memory_->clear();
+        comparison_->setReport(report);
+        status_->setText(tr("No values recorded: compared with another model by its outputs "
+                            "alone, in the Compare tab (%1).")
+                             .arg(q(report.outputsOnly.why).toHtmlEscaped()));
+        Q_EMIT activationsShown();
+        return;
+    }
     model_->setReport(report);
     comparison_->setReport(report);
+    requestComparedDiagrams(report);
     memory_->setReport(report);
     table_->setColumnHidden(ActivationTableModel::DiffColumn, report.comparison.empty());
     table_->resizeColumnsToContents();

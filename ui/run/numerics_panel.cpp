@@ -161,6 +161,21 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
             showDiff(diff);
         }
     });
+    connect(worker_, &WorkerClient::diagramReady, this,
+            [this](quint64 id, std::shared_ptr<const GraphModel> graph) {
+                for (const auto side : {ComparisonView::ThisModel, ComparisonView::OtherModel}) {
+                    if (id != 0 && id == diagramRequests_[side]) {
+                        diagramRequests_[side] = 0;
+                        const QString key = diagramKeys_[side];
+                        const QString path = key.section(QLatin1Char('\n'), 0, 0);
+                        comparison_->setDiagram(side, key, std::move(graph),
+                                                (side == ComparisonView::ThisModel
+                                                     ? tr("This model: %1")
+                                                     : tr("Compared with: %1"))
+                                                    .arg(QFileInfo(path).fileName()));
+                    }
+                }
+            });
     connect(worker_, &WorkerClient::failed, this, &NumericsPanel::fail);
     clearAll();
     applyPlotPalette();
@@ -183,6 +198,14 @@ NumericsPanel::~NumericsPanel() = default;
 
 void NumericsPanel::fail(quint64 id, const Error& error) {
     const QString message = q(error.message);
+    for (const auto side : {ComparisonView::ThisModel, ComparisonView::OtherModel}) {
+        if (id != 0 && id == diagramRequests_[side]) {
+            // Said where the diagram would be: the comparison itself stands.
+            diagramRequests_[side] = 0;
+            comparison_->setDiagramMessage(side, {}, tr("No diagram: %1").arg(message));
+            return;
+        }
+    }
     if (id != 0 && id == activationRequest_) {
         activationRequest_ = 0;
         offer(record_, modelInfo_, Capability::Activations);
@@ -203,13 +226,17 @@ void NumericsPanel::fail(quint64 id, const Error& error) {
 
 void NumericsPanel::clearAll() {
     activationRequest_ = optimizeRequest_ = diffRequest_ = 0;
+    diagramRequests_ = {};
     selectFirstNonFinite_ = false;
     offer(record_, modelInfo_, Capability::Activations);
     offer(apply_, modelInfo_, Capability::Optimize);
     offer(diffOpen_, modelInfo_, Capability::Diff);
     model_->setReport({});
     comparison_->clear();
-    comparison_->setUnavailable(q(modelInfo_.lacks(Capability::Activations)));
+    // A model whose values cannot be seen but which runs is compared by its outputs.
+    comparison_->setUnavailable(modelInfo_.lacks(Capability::Activations).empty()
+                                    ? QString()
+                                    : q(modelInfo_.lacks(Capability::Run)));
     memory_->clear();
     histogram_->clearPlottables();
     if (auto* title = qobject_cast<QCPTextElement*>(histogram_->plotLayout()->element(0, 0))) {
@@ -244,6 +271,34 @@ void NumericsPanel::clearAll() {
     diffText_->clear();
     diffSummary_->setText(tr("Compares the shown archive with another: modules, parameters and "
                              "buffers, attributes, code, graphs and extra files."));
+}
+
+void NumericsPanel::requestComparedDiagrams(const ActivationReport& report) {
+    if (comparison_->table()->rowCount() == 0) {
+        return; // no comparison shown
+    }
+    const QString method = q(report.method);
+    const std::array<QString, 2> paths = {q(modelInfo_.path), recordedReference_};
+    for (const auto side : {ComparisonView::ThisModel, ComparisonView::OtherModel}) {
+        const QString key = paths[side] + QLatin1Char('\n') + method;
+        if (comparison_->diagramKey(side) == key ||
+            (diagramRequests_[side] != 0 && diagramKeys_[side] == key)) {
+            continue;
+        }
+        diagramKeys_[side] = key;
+        diagramRequests_[side] = 0;
+        if (paths[side].isEmpty()) {
+            comparison_->setDiagramMessage(
+                side, key, tr("Values saved from Python: there is no graph to draw."));
+            continue;
+        }
+        comparison_->setDiagramMessage(side, {}, tr("Building the diagram\u2026"));
+        // The graph the records' nodes are of: the method's, inlined.
+        diagramRequests_[side] = side == ComparisonView::ThisModel
+                                     ? worker_->diagram({}, method, true)
+                                     : worker_->diagramOf(paths[side], {}, method, true,
+                                                          operator_libraries::remembered());
+    }
 }
 
 void NumericsPanel::setModel(const ModelInfo& model, bool otherModel) {

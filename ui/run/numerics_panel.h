@@ -19,6 +19,7 @@
 #include <QAbstractTableModel>
 #include <QWidget>
 
+#include <array>
 #include <optional>
 
 class QCheckBox;
@@ -160,6 +161,8 @@ private:
     void showDiffItem();
     void fail(quint64 id, const Error& error);
     void clearAll();
+    // Both models' diagrams for the Compare tab, each asked for once per model and method.
+    void requestComparedDiagrams(const ActivationReport& report);
 
     WorkerClient* worker_;
     RunPanel* run_;
@@ -168,7 +171,10 @@ private:
     quint64 activationRequest_ = 0;
     quint64 optimizeRequest_ = 0;
     quint64 diffRequest_ = 0;
-    QString compareKind_;               // "", "device", "file", "model"
+    std::array<quint64, 2> diagramRequests_{}; // per ComparisonView::Side
+    std::array<QString, 2> diagramKeys_;       // what each asked for
+    QString recordedReference_;                // the model the recording under way compares with
+    QString compareKind_;                      // "", "device", "file", "model"
     QString compareTarget_;             // the device, file or archive; the kept inputs, described
     std::optional<RunRequest> keptRun_; // "inputs": the Run workspace's request when kept
 

@@ -77,10 +77,13 @@ struct ActivationRecord {
     // Comparison (ActivationRequest::compareDevice / referenceFile / referenceModel)
     bool compared = false;
     double maxAbsDiff = 0;
-    double maxRelDiff = 0;     // maxAbsDiff over the reference's largest |value| (finite values)
-    double cosine = 1;         // cosine similarity of the two, flattened
-    double snrDb = 0;          // 10 log10(|reference|^2 / |difference|^2); infinite when equal
-    std::string comparedWith;  // "cuda:0", "features.3 in FILE", ...
+    double maxRelDiff = 0;    // maxAbsDiff over the reference's largest |value| (finite values)
+    double cosine = 1;        // cosine similarity of the two, flattened
+    double snrDb = 0;         // 10 log10(|reference|^2 / |difference|^2); infinite when equal
+    std::string comparedWith; // "cuda:0", "features.3 in FILE", ...
+    // Against another model: the node of that model's records' graph (its forward as the
+    // diagram draws it inlined) that made the value compared with; -1 where none is known.
+    int referenceNode = -1;
     std::string compareNote;   // why it could not be compared (shape differs, ...)
     std::vector<float> values; // ActivationRequest::pinNodes only
     // Memory, where the run can say it (an exported program's interpreted run): the value's own
@@ -107,6 +110,23 @@ struct MemoryTimeline {
     std::vector<int> peakRecords; // the records whose storages are alive at the peak
 };
 
+// Two models' outputs on the same inputs: max |a - b| and where, or why they were not compared.
+struct OutputComparison {
+    bool compared = false;
+    std::string note; // why not, or where the largest difference is
+    double maxAbsDiff = 0;
+};
+
+// A comparison with another model whose values could not be matched (an AOTInductor package
+// saved without its program shows none): both ran on the same inputs, their outputs and p50s.
+struct OutputsOnly {
+    std::string why; // why the values were not matched; empty: this is not such a report
+    OutputComparison outputs;
+    double p50Ms = 0;      // the shown model's
+    double otherP50Ms = 0; // the other's
+    int runs = 0;          // timed runs of each
+};
+
 struct ActivationReport {
     std::string model;
     std::string method;
@@ -130,6 +150,7 @@ struct ActivationReport {
     uint64_t pinnedBytes = 0;
     OutputValue output;
     MemoryTimeline memory;
+    OutputsOnly outputsOnly; // a comparison by outputs alone (records then empty)
 };
 
 // ---- Passes ----

@@ -246,6 +246,15 @@ Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sit
     return std::nullopt;
 }
 
+namespace {
+
+int nodeOf(const std::map<std::string, int>& nodes, const std::string& name) {
+    const auto found = nodes.find(name);
+    return found == nodes.end() ? -1 : found->second;
+}
+
+} // namespace
+
 void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
                       const ModuleValues& reference, const torch::Device& device,
@@ -267,6 +276,7 @@ void attachReferences(std::vector<Site>& sites,
                 path.size() > sites[s].referenceName.find(" in ")) {
                 sites[s].reference = found->second.to(device);
                 sites[s].referenceName = path + " in " + where;
+                sites[s].referenceNode = nodeOf(reference.outputNodes, path);
             }
         }
     }
@@ -285,6 +295,7 @@ void attachReferences(std::vector<Site>& sites,
             }
             site.reference = found->second.to(device);
             site.referenceName = "%" + name + " in " + where;
+            site.referenceNode = nodeOf(reference.operatorNodes, name);
             ++report.operatorsMatched;
             break;
         }
@@ -305,7 +316,7 @@ void attachReferences(std::vector<Site>& sites,
         }
         bool same = true;
         for (size_t i = 0; i < mine.size() && same; ++i) {
-            same = sites[mine[i]].op == theirs->second[i].first;
+            same = sites[mine[i]].op == theirs->second[i].op;
         }
         if (!same) {
             continue;
@@ -317,7 +328,8 @@ void attachReferences(std::vector<Site>& sites,
             if (site.reference.defined()) {
                 continue;
             }
-            site.reference = theirs->second[i].second.to(device);
+            site.reference = theirs->second[i].value.to(device);
+            site.referenceNode = theirs->second[i].node;
             site.referenceName = (module.empty() ? std::string("(root)") : module) + "/" + site.op +
                                  "#" + std::to_string(nth) + " in " + where;
             ++report.operatorsMatched;
@@ -360,6 +372,7 @@ void finishReport(TapRun& run, const GraphModel& model,
             if (kept != last.end() && kept->second != index) {
                 copyComparison(ActivationRecord(), run.records[index]);
                 run.records[index].comparedWith.clear();
+                run.records[index].referenceNode = -1;
             }
         }
     }

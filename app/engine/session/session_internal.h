@@ -35,6 +35,14 @@ struct Session::Impl {
     std::string path;
 };
 
+// One operator's output inside a module: its operator (as Site::op has it), the value and the
+// node that made it.
+struct PlacedValue {
+    std::string op;
+    at::Tensor value;
+    int node = -1;
+};
+
 // What numerics_types.h declares opaque: a run's module outputs, by module path, as float32 copies.
 struct ModuleValues {
     std::map<std::string, at::Tensor> outputs;
@@ -42,8 +50,12 @@ struct ModuleValues {
     // and whether some were left out for their size.
     std::map<std::string, at::Tensor> operatorOutputs;
     // Each module's operators (as Site::op has them) and their outputs, in graph order.
-    std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> moduleOperators;
+    std::map<std::string, std::vector<PlacedValue>> moduleOperators;
     bool operatorOverflow = false;
+    // The node (of the records' graph of the model they came from) that made each module output
+    // and each named operator output; none for values from a file.
+    std::map<std::string, int> outputNodes;
+    std::map<std::string, int> operatorNodes;
     std::string model; // the file they came from
 };
 

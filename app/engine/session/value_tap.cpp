@@ -271,6 +271,7 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
     }
     if (dense && site.reference.defined()) {
         r.comparedWith = site.referenceName;
+        r.referenceNode = site.referenceNode;
         compareInto(r, tensor, site.reference);
     }
     const OccurrenceKey key{siteIndex, occurrence};
@@ -293,6 +294,7 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
     if (dense && run->keepModuleOutputs && s < run->siteModules.size()) {
         for (const auto& path : run->siteModules[s]) {
             run->moduleOutputs[path] = floatCopy(tensor);
+            run->moduleOutputNodes[path] = site.node;
         }
     }
     if (dense && run->keepOperatorOutputs && (!site.operators.empty() || !site.op.empty())) {
@@ -301,7 +303,7 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
         const auto previous = placed.find(siteIndex);
         if (previous != placed.end()) {
             run->operatorBytes -=
-                static_cast<uint64_t>(previous->second.second.numel()) * sizeof(float);
+                static_cast<uint64_t>(previous->second.value.numel()) * sizeof(float);
             placed.erase(previous);
         }
         const uint64_t bytes = static_cast<uint64_t>(tensor.numel()) * sizeof(float);
@@ -310,9 +312,10 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
             run->operatorBytes += bytes;
             if (!site.operators.empty()) {
                 run->operatorOutputs[site.operators.front()] = copy;
+                run->operatorNodes[site.operators.front()] = site.node;
             }
             if (!site.op.empty()) {
-                placed[siteIndex] = {site.op, copy};
+                placed[siteIndex] = PlacedValue{site.op, copy, site.node};
             }
         } else {
             if (!site.operators.empty()) {
@@ -353,6 +356,8 @@ void placeSite(Site& site, const GraphModel& model) {
 void keepInto(TapRun& run, ModuleValues& values) {
     values.outputs = std::move(run.moduleOutputs);
     values.operatorOutputs = std::move(run.operatorOutputs);
+    values.outputNodes = std::move(run.moduleOutputNodes);
+    values.operatorNodes = std::move(run.operatorNodes);
     for (auto& [module, placed] : run.moduleOperators) {
         auto& sequence = values.moduleOperators[module];
         for (auto& [site, value] : placed) {

@@ -5,6 +5,7 @@
 
 #include "graph_model.h"
 #include "session.h"
+#include "session_internal.h"
 
 #include <torch/script.h>
 
@@ -27,6 +28,7 @@ struct Site {
     // Reference to compare with (a module output's value saved elsewhere), or undefined.
     at::Tensor reference;
     std::string referenceName;
+    int referenceNode = -1; // the node of the other model's records' graph that made it
     // The names of the torch.export node whose output this is, newest first (a .pt2's node; the
     // node a .pte's kernel or delegate call was lowered from): another export's operator outputs
     // are matched by these where no module output matches.
@@ -70,15 +72,17 @@ struct TapRun {
     std::vector<std::vector<std::string>> siteModules;
     bool keepModuleOutputs = false;
     std::map<std::string, at::Tensor> moduleOutputs;
+    std::map<std::string, int> moduleOutputNodes;
     // And operator outputs (by the first of each site's operators), up to operatorBudget bytes.
     bool keepOperatorOutputs = false;
     uint64_t operatorBudget = uint64_t{1} << 30;
     uint64_t operatorBytes = 0;
     bool operatorOverflow = false;
     std::map<std::string, at::Tensor> operatorOutputs;
-    // And each module's operator outputs in graph order (site -> op and last value), in the same
-    // budget.
-    std::map<std::string, std::map<int, std::pair<std::string, at::Tensor>>> moduleOperators;
+    std::map<std::string, int> operatorNodes;
+    // And each module's operator outputs in graph order (site -> op, last value and node), in the
+    // same budget.
+    std::map<std::string, std::map<int, PlacedValue>> moduleOperators;
 };
 
 // What a reference's recording keeps for another model to be matched with: the module outputs,
