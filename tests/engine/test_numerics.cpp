@@ -5,6 +5,8 @@
 // differs.
 #include "test_support.h"
 
+#include <float_stats.h>
+
 #include <model.h>
 #include <session.h>
 #include <task_result.h>
@@ -16,10 +18,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <random>
 #include <set>
 
 using namespace scriptscope;
@@ -195,6 +200,63 @@ private Q_SLOTS:
         const ActivationRecord* conv = moduleOutput(report, "features.3");
         QCOMPARE(conv->kind, std::string("aten::conv2d"));
         QCOMPARE(conv->module, std::string("features.3"));
+    }
+
+    // The vectorized passes against a plain one, at lengths around their lane and block sizes,
+    // clean and with a NaN or an Inf in the vector part or in the tail.
+    void floatStatisticsMatchAPlainPass() {
+        std::mt19937 random(7);
+        std::normal_distribution<float> normal(0.5F, 2.0F);
+        for (const int64_t n : {0, 1, 15, 16, 17, 511, 512, 513, 1000, 40000}) {
+            for (const int poison : {-1, 0, 1}) { // none, a NaN early, an Inf last
+                std::vector<float> data(static_cast<size_t>(n));
+                for (float& v : data) {
+                    v = normal(random);
+                }
+                if (poison == 0 && n > 3) {
+                    data[3] = std::numeric_limits<float>::quiet_NaN();
+                } else if (poison == 1 && n > 0) {
+                    data.back() = -std::numeric_limits<float>::infinity();
+                }
+                double lo = INFINITY, hi = -INFINITY, sum = 0;
+                int64_t finite = 0, nan = 0;
+                for (const float v : data) {
+                    if (std::isfinite(v)) {
+                        lo = std::min(lo, double(v));
+                        hi = std::max(hi, double(v));
+                        sum += v;
+                        ++finite;
+                    } else {
+                        nan += std::isnan(v) ? 1 : 0;
+                    }
+                }
+                const FloatSummary s = summarizeFloats(data.data(), n);
+                const QByteArray at =
+                    QByteArray::number(qlonglong(n)) + " poison " + QByteArray::number(poison);
+                QVERIFY2(s.finite == finite && s.nan == nan && s.inf == n - finite - nan, at);
+                if (finite == 0) {
+                    continue;
+                }
+                QVERIFY2(s.min == float(lo) && s.max == float(hi), at);
+                QVERIFY2(std::abs(s.sum - sum) <= 1e-4 * (1 + std::abs(sum)), at);
+                constexpr int kBins = 7;
+                const float mean = static_cast<float>(sum / double(finite));
+                const float scale = hi > lo ? float(kBins / (hi - lo)) : 0.0F;
+                std::vector<int64_t> counts(kBins, 0), expected(kBins, 0);
+                double squares = 0;
+                for (const float v : data) {
+                    if (std::isfinite(v)) {
+                        const int bin = static_cast<int>((v - float(lo)) * scale);
+                        ++expected[static_cast<size_t>(std::clamp(bin, 0, kBins - 1))];
+                        squares += double(v - mean) * double(v - mean);
+                    }
+                }
+                const double sq = histogramFloats(data.data(), n, float(lo), scale, kBins, mean,
+                                                  s.nan + s.inf == 0, counts.data());
+                QVERIFY2(counts == expected, at);
+                QVERIFY2(std::abs(sq - squares) <= 1e-3 * (1 + squares), at);
+            }
+        }
     }
 
     void comparedWithValuesSavedFromPython() {

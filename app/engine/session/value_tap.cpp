@@ -2,6 +2,7 @@
 // statistics of each value the run computes (and keeps, compares or pins it), for the activation
 // inspector, the pass explorer and the archive comparison.
 #include "value_tap.h"
+#include "float_stats.h"
 #include "graph_builder.h"
 #include "session_internal.h"
 #include "stats.h"
@@ -34,49 +35,21 @@ using torch::jit::Value;
 
 // ---- Statistics of one tensor ----
 
-struct Chunk {
-    float min = std::numeric_limits<float>::infinity();
-    float max = -std::numeric_limits<float>::infinity();
-    double sum = 0;
-    int64_t finite = 0, nan = 0, inf = 0;
-};
-
-// min/max/mean/std/NaN/Inf and a histogram of a contiguous float32 CPU tensor in two passes, in
-// parallel over chunks (the tap runs after every node: this is most of its cost).
+// min/max/mean/std/NaN/Inf and a histogram of a contiguous float32 CPU tensor in two passes
+// (float_stats.h, vectorized), in parallel over chunks (the tap runs after every node: this is
+// most of its cost).
 void floatStatistics(const float* data, int64_t n, int bins, ActivationRecord& r) {
     constexpr int64_t kGrain = int64_t{1} << 15;
     const int64_t chunks = (n + kGrain - 1) / kGrain;
-    std::vector<Chunk> partial(static_cast<size_t>(chunks));
+    std::vector<FloatSummary> partial(static_cast<size_t>(chunks));
     at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
-            Chunk chunk;
             const int64_t from = c * kGrain;
-            const int64_t to = std::min(n, from + kGrain);
-            float sum = 0; // per chunk in float, summed in double
-            float mn = chunk.min, mx = chunk.max;
-            int64_t bad = 0;
-            for (int64_t i = from; i < to; ++i) {
-                const float v = data[i];
-                if (std::isfinite(v)) {
-                    mn = std::min(mn, v);
-                    mx = std::max(mx, v);
-                    sum += v;
-                } else {
-                    ++bad;
-                    if (std::isnan(v)) {
-                        ++chunk.nan;
-                    }
-                }
-            }
-            chunk.min = mn;
-            chunk.max = mx;
-            chunk.sum = sum;
-            chunk.inf = bad - chunk.nan;
-            chunk.finite = (to - from) - bad;
-            partial[static_cast<size_t>(c)] = chunk;
+            partial[static_cast<size_t>(c)] =
+                summarizeFloats(data + from, std::min(n, from + kGrain) - from);
         }
     });
-    Chunk all;
+    FloatSummary all;
     for (const auto& c : partial) {
         all.min = std::min(all.min, c.min);
         all.max = std::max(all.max, c.max);
@@ -105,23 +78,13 @@ void floatStatistics(const float* data, int64_t n, int bins, ActivationRecord& r
     const auto fmean = static_cast<float>(mean);
     at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
+            const auto i = static_cast<size_t>(c);
             std::vector<int64_t> hist(static_cast<size_t>(bins), 0);
-            float sq = 0;
             const int64_t from = c * kGrain;
-            const int64_t to = std::min(n, from + kGrain);
-            for (int64_t i = from; i < to; ++i) {
-                const float v = data[i];
-                if (!std::isfinite(v)) {
-                    continue;
-                }
-                const float d = v - fmean;
-                sq += d * d;
-                auto bin = static_cast<int>((v - lo) * scale);
-                bin = std::min(std::max(bin, 0), bins - 1);
-                ++hist[static_cast<size_t>(bin)];
-            }
-            counts[static_cast<size_t>(c)] = std::move(hist);
-            squares[static_cast<size_t>(c)] = sq;
+            const FloatSummary& mine = partial[i];
+            squares[i] = histogramFloats(data + from, std::min(n, from + kGrain) - from, lo, scale,
+                                         bins, fmean, mine.nan + mine.inf == 0, hist.data());
+            counts[i] = std::move(hist);
         }
     });
     r.histogram.assign(static_cast<size_t>(bins), 0);
