@@ -41,8 +41,10 @@ FloatSummary summarizeEach(const float* data, int64_t n) {
 }
 
 int binOf(float v, float lo, float scale, int bins) {
-    const int bin = static_cast<int>((v - lo) * scale);
-    return bin < 0 ? 0 : (bin > bins - 1 ? bins - 1 : bin);
+    // Compared before converting: no float outside int's range, nor NaN (0 times an infinite
+    // scale, where the range is a denormal), is converted; NaN counts in bin 0.
+    const float x = (v - lo) * scale;
+    return x >= static_cast<float>(bins - 1) ? bins - 1 : (x > 0 ? static_cast<int>(x) : 0);
 }
 
 } // namespace
