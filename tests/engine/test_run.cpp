@@ -788,6 +788,50 @@ private Q_SLOTS:
         QCOMPARE(result->output.numel, int64_t(4));
     }
 
+    // A permuted view's statistics are read where it lies (it covers one dense span once): the
+    // same as its input's, which it permutes; a slice, which does not, is read from a copy.
+    void statisticsOfViews() {
+        QTemporaryDir dir;
+        const std::string path =
+            inlineModel(dir, "Views",
+                        "def forward(self, x: Tensor) -> Tuple[Tensor, Tensor]:\n"
+                        "    return x.permute(2, 0, 1).relu(), x[:, 1:3].contiguous()\n");
+        Session session;
+        QVERIFY(session.load(path).ok());
+        ActivationRequest request;
+        request.run.inputs.push_back(parseInputSpec("random:3x4x5").value());
+        request.bins = 8;
+        const auto report = session.activations(request);
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        const ActivationRecord* input = nullptr;
+        const ActivationRecord* permuted = nullptr;
+        const ActivationRecord* slice = nullptr;
+        for (const ActivationRecord& r : report->records) {
+            if (r.node < 0) {
+                input = &r;
+            } else if (r.kind == "aten::permute") {
+                permuted = &r;
+            } else if (r.kind == "aten::slice" && r.shape == std::vector<int64_t>{3, 2, 5}) {
+                slice = &r;
+            }
+        }
+        QVERIFY(input && permuted && slice);
+        QCOMPARE(permuted->shape, (std::vector<int64_t>{5, 3, 4}));
+        QCOMPARE(permuted->min, input->min);
+        QCOMPARE(permuted->max, input->max);
+        QVERIFY(std::abs(permuted->mean - input->mean) < 1e-6);
+        QVERIFY(std::abs(permuted->stddev - input->stddev) < 1e-6);
+        QCOMPARE(permuted->histogram, input->histogram);
+        // The slice's own values: those of x[:, 1:3], taken again here.
+        const at::Tensor x = torch::randn(
+            {3, 4, 5}, at::detail::createCPUGenerator(parseInputSpec("random:3x4x5")->seed));
+        const at::Tensor expected = x.slice(1, 1, 3);
+        QCOMPARE(slice->min, expected.min().item<double>());
+        QCOMPARE(slice->max, expected.max().item<double>());
+        QVERIFY(std::abs(slice->mean - expected.mean().item<double>()) < 1e-6);
+        QCOMPARE(slice->numel, int64_t(30));
+    }
+
     void inputsAreCheckedAgainstTheSchema_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QStringList>("inputs");

@@ -289,7 +289,7 @@ private Q_SLOTS:
                 node[0].get<std::string>().find("quantized::conv2d") != std::string::npos;
         }
         QVERIFY(pythonCount > 10);
-        auto* search = scriptscope::test::part<QLineEdit>(window_, "diagramSearch");
+        auto* search = scriptscope::test::part<QLineEdit>(diagram_, "diagramSearch");
         search->setText(QStringLiteral("quantized::conv2d"));
         QCOMPARE(diagram_->matchCount(), pythonCount);
         QCOMPARE(diagram_->searchStatus(), QStringLiteral("%1 matches").arg(pythonCount));
@@ -339,7 +339,7 @@ private Q_SLOTS:
         // The inlined text is long (sliced in as it is shown): the cursor gets there once it has.
         QTRY_COMPARE(ir->textCursor().blockNumber() + 1,
                      graph.nodes[static_cast<size_t>(node)].irLine);
-        auto* info = scriptscope::test::part<QLabel>(window_, "diagramInfo");
+        auto* info = scriptscope::test::part<QLabel>(diagram_, "diagramInfo");
         QVERIFY2(info->text().contains(
                      QString::fromStdString(graph.nodes[static_cast<size_t>(node)].kind)),
                  qPrintable(info->text()));
@@ -528,7 +528,7 @@ private Q_SLOTS:
         QVERIFY2(fill.red() > fill.blue() + 30, qPrintable(fill.name())); // warm, not the blue box
         diagram_->selectNode(-1);
         QTest::mouseClick(diagram_->canvas(), Qt::LeftButton, {}, viewPoint(r));
-        auto* info = scriptscope::test::part<QLabel>(window_, "diagramInfo");
+        auto* info = scriptscope::test::part<QLabel>(diagram_, "diagramInfo");
         QVERIFY2(info->text().contains(QStringLiteral("ms in the profiled run")),
                  qPrintable(info->text()));
         // The edges carry the shapes that flowed: the input is 64x512, and so is every value.

@@ -347,7 +347,7 @@ private Q_SLOTS:
         QTest::keyClick(code->editor(), Qt::Key_Equal, Qt::ControlModifier);
         QTRY_VERIFY(code->editor()->font().pointSizeF() > before);
 
-        auto* diagram = window_->findChild<GraphDiagram*>();
+        auto* diagram = window_->modelWorkspace()->diagram();
         QVERIFY(diagram);
         window_->modelWorkspace()->showTab(
             window_->modelWorkspace()->tabNames().indexOf(QStringLiteral("Graph")));

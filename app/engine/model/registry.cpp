@@ -4,12 +4,11 @@
 #include "exported_details.h"
 #include "formats.h"
 
-#include <algorithm>
-#include <atomic>
-#include <filesystem>
-#include <iterator>
+#include <scratch_file.h>
 
-#include <unistd.h>
+#include <algorithm>
+#include <iterator>
+#include <optional>
 
 namespace scriptscope {
 
@@ -193,25 +192,12 @@ Expected<ActivationReport> withReference(
                      "two models are compared on the same inputs, and 'sample' is each model's "
                      "own example: give every input, or 'sample' for all of them"};
     }
-    struct Samples {
-        std::filesystem::path path;
-        ~Samples() {
-            std::error_code ignored;
-            if (!path.empty()) {
-                std::filesystem::remove(path, ignored);
-            }
-        }
-    } samples;
+    std::optional<ScratchFile> samples;
     if ((request.run.inputs.empty() || allSamples) && request.run.inputsFile.empty()) {
-        static std::atomic<int> count{0};
-        std::error_code ignored;
-        const auto path = std::filesystem::temp_directory_path(ignored) /
-                          ("scriptscope-compare-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(++count) + ".pt");
-        if (!model.saveSampleInputs(path.string()) ||
-            !(*reference)->saveSampleInputs(path.string())) {
-            samples.path = path;
-            request.run.inputsFile = path.string();
+        samples.emplace("compare");
+        if (!model.saveSampleInputs(samples->path()) ||
+            !(*reference)->saveSampleInputs(samples->path())) {
+            request.run.inputsFile = samples->path();
             request.run.inputs.clear();
         }
     }

@@ -1,14 +1,13 @@
 #include "side_by_side.h"
 
+#include <scratch_file.h>
+
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 namespace scriptscope {
 
@@ -84,24 +83,17 @@ Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) 
         !request.inputs.empty() &&
         std::all_of(request.inputs.begin(), request.inputs.end(),
                     [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
-    std::string samplesFile;
+    std::optional<ScratchFile> samples;
     if ((request.inputs.empty() || allSamples) && request.inputsFile.empty()) {
-        static int count = 0;
-        std::error_code ignored;
-        const std::string file = (std::filesystem::temp_directory_path(ignored) /
-                                  ("scriptscope-outputs-samples-" + std::to_string(::getpid()) +
-                                   "-" + std::to_string(++count) + ".pt"))
-                                     .string();
         for (Model* side : {&a, &b}) {
             if (!keepsSampleInputs(side->info())) {
                 continue;
             }
-            if (auto error = side->saveSampleInputs(file)) {
+            samples.emplace("outputs-samples");
+            if (auto error = side->saveSampleInputs(samples->path())) {
                 out.outputs.note = "outputs not compared: " + error->message;
-                std::filesystem::remove(file, ignored);
             } else {
-                samplesFile = file;
-                request.inputsFile = samplesFile;
+                request.inputsFile = samples->path();
                 request.inputs.clear();
             }
             break;
@@ -119,10 +111,6 @@ Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) 
     } else if (runs) {
         auto first = a.run(request);
         auto second = first ? b.run(request) : Expected<RunResult>(first.error());
-        if (!samplesFile.empty()) {
-            std::error_code ignored;
-            std::filesystem::remove(samplesFile, ignored);
-        }
         if (!second) {
             return second.error();
         }

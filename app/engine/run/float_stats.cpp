@@ -69,7 +69,7 @@ FloatSummary summarizeFloats(const float* data, int64_t n) {
             }
         }
         for (int k = 0; k < kLanes; ++k) {
-            total += sm[k];
+            total += static_cast<double>(sm[k]);
         }
     }
     bool clean = std::none_of(odd, odd + kLanes, [](uint32_t b) { return b != 0; });
@@ -87,7 +87,7 @@ FloatSummary summarizeFloats(const float* data, int64_t n) {
     for (int64_t i = whole; i < n; ++i) {
         s.min = std::min(s.min, data[i]);
         s.max = std::max(s.max, data[i]);
-        total += data[i];
+        total += static_cast<double>(data[i]);
     }
     s.sum = total;
     s.finite = n;
@@ -107,7 +107,7 @@ double histogramFloats(const float* data, int64_t n, float lo, float scale, int 
             sq += d * d;
             ++counts[binOf(v, lo, scale, bins)];
         }
-        return sq;
+        return static_cast<double>(sq);
     }
     // Bins worked out a block at a time (vectorized), then counted into four histograms in turn,
     // so that two values in one bin do not wait on each other's increment.
@@ -133,7 +133,7 @@ double histogramFloats(const float* data, int64_t n, float lo, float scale, int 
             index[j] = binOf(block[j], lo, scale, bins);
         }
         for (int k = 0; k < kLanes; ++k) {
-            total += sq[k];
+            total += static_cast<double>(sq[k]);
         }
         int64_t j = 0;
         for (; j + 4 <= m; j += 4) {

@@ -4,6 +4,8 @@
 #include "session_internal.h"
 #include "torch_values.h"
 
+#include <scratch_file.h>
+
 #include <schema.h>
 #include <stats.h>
 #include <zip_reader.h>
@@ -16,15 +18,11 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <unistd.h>
 
 namespace scriptscope {
 
@@ -182,22 +180,12 @@ Expected<c10::IValue> readSampleRecord(const std::string& path, const std::strin
         return Error{ErrorKind::Format, "cannot read the sample inputs '" + name + "' of '" + path +
                                             "' (compressed, damaged or over 1 GiB)"};
     }
-    std::error_code ignored;
-    static std::atomic<int> copies{0};
-    const auto copy = std::filesystem::temp_directory_path(ignored) /
-                      ("scriptscope-sample-" + std::to_string(::getpid()) + "-" +
-                       std::to_string(++copies) + ".pt");
-    {
-        std::ofstream out(copy, std::ios::binary);
-        out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-        if (!out.flush()) {
-            std::filesystem::remove(copy, ignored);
-            return Error{ErrorKind::File, "cannot write '" + copy.string() +
-                                              "' to read the sample inputs of '" + path + "'"};
-        }
+    ScratchFile copy("sample");
+    if (auto error = copy.write(bytes->data(), bytes->size())) {
+        error->message += " to read the sample inputs of '" + path + "'";
+        return *error;
     }
-    auto value = detail::loadValueFile(copy.string());
-    std::filesystem::remove(copy, ignored);
+    auto value = detail::loadValueFile(copy.path());
     if (!value) {
         Error e = value.error();
         e.message = "the sample inputs of '" + path + "': " + e.message;

@@ -5,13 +5,11 @@
 #include "session_internal.h"
 #include "torch_values.h"
 
+#include <scratch_file.h>
+
 #include <pt2_values.h>
 
-#include <atomic>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 namespace scriptscope::detail {
 
@@ -37,23 +35,12 @@ Expected<c10::IValue> torchSaveRecord(const ZipReader& zip, const std::string& n
     if (!bytes) {
         return bytes.error();
     }
-    std::error_code ignored;
-    static std::atomic<int> copies{0};
-    const auto copy = std::filesystem::temp_directory_path(ignored) /
-                      ("scriptscope-weight-" + std::to_string(::getpid()) + "-" +
-                       std::to_string(++copies) + ".pt");
-    {
-        std::ofstream out(copy, std::ios::binary);
-        out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-        if (!out.flush()) {
-            std::filesystem::remove(copy, ignored);
-            return Error{ErrorKind::File, "cannot write '" + copy.string() + "' to read '" + name +
-                                              "' of '" + path + "'"};
-        }
+    ScratchFile copy("weight");
+    if (auto error = copy.write(bytes->data(), bytes->size())) {
+        error->message += " to read '" + name + "' of '" + path + "'";
+        return *error;
     }
-    auto value = loadValueFile(copy.string());
-    std::filesystem::remove(copy, ignored);
-    return value;
+    return loadValueFile(copy.path());
 }
 
 Expected<at::Tensor> readWeight(const ZipReader& zip, const Pt2Weight& weight,

@@ -154,7 +154,10 @@ void tensorStatistics(const at::Tensor& input, int bins, ActivationRecord& r) {
         t = t.abs();
     }
     if (t.device().is_cpu() && t.scalar_type() == at::kFloat) {
-        const at::Tensor c = t.contiguous();
+        // A permuted view (a transpose in attention) covers one dense span of memory once: its
+        // statistics are that span's, read where it is instead of from a contiguous copy.
+        const bool dense = t.is_contiguous() || t.is_non_overlapping_and_dense();
+        const at::Tensor c = dense ? t : t.contiguous();
         floatStatistics(c.data_ptr<float>(), c.numel(), bins, r);
     } else {
         genericStatistics(t, bins, r);
