@@ -145,7 +145,12 @@ ComparisonView::ComparisonView(QWidget* parent)
 void ComparisonView::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange && table_->rowCount() > 0) {
-        setReport(ActivationReport(report_)); // the diverging rows' colour is the theme's
+        // The diverging rows' colour is the theme's: the table drawn again, its selection kept.
+        const int selected = selectedRecord();
+        setReport(ActivationReport(report_));
+        if (selected >= 0) {
+            selectRecord(selected, true);
+        }
     }
 }
 
