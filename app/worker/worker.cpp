@@ -212,13 +212,9 @@ void Worker::statistics(const Message& m) {
     send(make(MessageType::Values, m.id, body));
 }
 
-// The open model against another file, opened beside it with the same operator libraries (its
-// code is not needed): the open one is always the first side.
-void Worker::diff(const Message& m) {
-    Model* model = this->model(m.id);
-    if (!model) {
-        return;
-    }
+// Another file (the body's path) opened beside the open model with the body's operator
+// libraries, its code not needed; nullptr when it did not open (said as the request's failure).
+std::unique_ptr<Model> Worker::openOther(const Message& m) {
     const std::string path = str(m, "path");
     progress(m.id, "loading", path);
     // As at Load: a library refused here (built for another LibTorch) was said when the model
@@ -229,33 +225,33 @@ void Worker::diff(const Message& m) {
     }
     OpenOptions options;
     options.includeCode = false;
-    const auto other = openModel(path, options);
+    auto other = openModel(path, options);
     if (!other) {
         fail(m.id, other.error());
+        return nullptr;
+    }
+    return std::move(other).value();
+}
+
+// The open model against another file: the open one is always the first side.
+void Worker::diff(const Message& m) {
+    Model* model = this->model(m.id);
+    if (!model) {
         return;
     }
-    progress(m.id, "comparing", path);
-    reply(m.id, MessageType::ArchiveDiff, diffModels(*model, **other));
+    if (const auto other = openOther(m)) {
+        progress(m.id, "comparing", str(m, "path"));
+        reply(m.id, MessageType::ArchiveDiff, diffModels(*model, *other));
+    }
 }
 
 // Another model's diagram (the one the open model is compared with): opened for it and let go.
 void Worker::otherDiagram(const Message& m) {
-    const std::string path = str(m, "path");
-    progress(m.id, "loading", path);
-    for (const std::string& library :
-         strings(m.body.value(QLatin1String("op_libraries")).toArray())) {
-        (void)loadOperatorLibrary(library);
+    if (const auto other = openOther(m)) {
+        reply(m.id, MessageType::DiagramModel,
+              other->graphModel(str(m, "module"), str(m, "method"),
+                                m.body.value(QLatin1String("inlined")).toBool()));
     }
-    OpenOptions options;
-    options.includeCode = false;
-    const auto other = openModel(path, options);
-    if (!other) {
-        fail(m.id, other.error());
-        return;
-    }
-    reply(m.id, MessageType::DiagramModel,
-          (*other)->graphModel(str(m, "module"), str(m, "method"),
-                               m.body.value(QLatin1String("inlined")).toBool()));
 }
 
 Status Worker::openSource(const std::string& text) {

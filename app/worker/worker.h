@@ -42,6 +42,7 @@ private:
     void statistics(const protocol::Message& m);
     void diff(const protocol::Message& m);
     void otherDiagram(const protocol::Message& m);
+    std::unique_ptr<Model> openOther(const protocol::Message& m);
     // Opens a source of frames (replacing the open one); its frames are decoded here.
     Status openSource(const std::string& text);
     // One frame of the open source, run: the frame the index names, or, live, the newest one due
