@@ -178,7 +178,7 @@ void ComparisonView::clear() {
                                         "with another model."));
     }
     table_->setRowCount(0);
-    firstRow_ = firstRecord_ = -1;
+    firstRecord_ = -1;
     first_->setEnabled(false);
     summary_->setText(tr("Runs the shown model and another on the Run workspace's inputs and "
                          "compares them module output by module output, in the order this one "
@@ -197,7 +197,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
     report_ = report;
     table_->setSortingEnabled(false);
     table_->setRowCount(0);
-    firstRow_ = firstRecord_ = -1;
+    firstRecord_ = -1;
     const QColor apart = diffColour(false, palette());
     for (size_t i = 0; i < report.records.size(); ++i) {
         const ActivationRecord& r = report.records[i];
@@ -235,7 +235,6 @@ void ComparisonView::setReport(const ActivationReport& report) {
             }
         }
         if (first) {
-            firstRow_ = row;
             firstRecord_ = static_cast<int>(i);
         }
     }
@@ -275,7 +274,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
                      .arg(names.join(QStringLiteral(", ")).toHtmlEscaped());
     }
     summary_->setText(lines.join(QStringLiteral("<br>")));
-    first_->setEnabled(firstRow_ >= 0);
+    first_->setEnabled(firstRecord_ >= 0);
     paintDiagrams();
 }
 
@@ -413,7 +412,7 @@ void ComparisonView::nodeClicked(Side side, int node) {
 }
 
 void ComparisonView::goToFirstDivergence() {
-    if (firstRow_ < 0) {
+    if (firstRecord_ < 0) {
         return;
     }
     selectRecord(firstRecord_, true);

@@ -97,7 +97,6 @@ private:
     QPushButton* first_ = nullptr;
     QLabel* summary_ = nullptr;
     QTableWidget* table_ = nullptr;
-    int firstRow_ = -1;
     int firstRecord_ = -1;
     QSplitter* splitter_ = nullptr;
     std::array<GraphDiagram*, 2> diagrams_{};
