@@ -224,7 +224,7 @@ private Q_SLOTS:
                     if (std::isfinite(v)) {
                         lo = std::min(lo, double(v));
                         hi = std::max(hi, double(v));
-                        sum += v;
+                        sum += double(v);
                         ++finite;
                     } else {
                         nan += std::isnan(v) ? 1 : 0;
