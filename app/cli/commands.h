@@ -43,8 +43,6 @@ nlohmann::json statsJson(const TimingStats& s);
 // The model the command's positional argument `index` names, opened by the format registry (its
 // code and graph text only with includeCode).
 Expected<std::unique_ptr<Model>> openModelAt(const Options& o, size_t index, bool includeCode);
-// "1x3x224x224", "scalar" for a tensor of no dimensions.
-std::string shapeText(const std::vector<int64_t>& shape);
 // Prints `text`, or writes it to -o FILE.
 int printOrWrite(const Options& o, const std::string& text);
 

@@ -152,14 +152,6 @@ Expected<std::unique_ptr<Model>> openModelAt(const Options& o, size_t index, boo
     return openModel(o.positional.at(index), options);
 }
 
-std::string shapeText(const std::vector<int64_t>& shape) {
-    std::string text;
-    for (const int64_t size : shape) {
-        text += (text.empty() ? "" : "x") + std::to_string(size);
-    }
-    return text.empty() ? "scalar" : text;
-}
-
 // The command's text on stdout, or in the -o file.
 int printOrWrite(const Options& o, const std::string& text) {
     if (o.output.empty()) {

@@ -3,6 +3,8 @@
 // place they part ways.
 #include "commands.h"
 
+#include <format.h>
+
 #include <side_by_side.h>
 
 #include <algorithm>
@@ -186,7 +188,7 @@ int commandCompare(const Options& o) {
         const bool first = static_cast<int>(i) == r.firstDifference;
         std::cout << (first ? ">" : " ") << std::setw(4) << i << "  " << std::left << std::setw(30)
                   << referenceModule(v) << " " << std::setw(24) << v.kind << " " << std::setw(14)
-                  << shapeText(v.shape) << std::right;
+                  << formatDims(v.shape) << std::right;
         if (v.compared) {
             std::cout << std::setw(12) << general(v.maxAbsDiff) << std::setw(12)
                       << general(v.maxRelDiff) << std::setw(10) << fixed(v.cosine, 6)

@@ -60,16 +60,16 @@ void printTensorChange(const TensorChange& t) {
                   << " values";
         break;
     case TensorChange::Kind::Shape:
-        std::cout << "  " << shapeText(t.shapeA) << " -> " << shapeText(t.shapeB);
+        std::cout << "  " << formatDims(t.shapeA) << " -> " << formatDims(t.shapeB);
         break;
     case TensorChange::Kind::Dtype:
         std::cout << "  " << t.dtypeA << " -> " << t.dtypeB;
         break;
     case TensorChange::Kind::Added:
-        std::cout << "  " << shapeText(t.shapeB) << " " << t.dtypeB;
+        std::cout << "  " << formatDims(t.shapeB) << " " << t.dtypeB;
         break;
     case TensorChange::Kind::Removed:
-        std::cout << "  " << shapeText(t.shapeA) << " " << t.dtypeA;
+        std::cout << "  " << formatDims(t.shapeA) << " " << t.dtypeA;
         break;
     }
     std::cout << "\n";

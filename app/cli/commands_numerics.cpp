@@ -84,7 +84,7 @@ void printRecord(const ActivationRecord& r, size_t index, bool compared) {
                           : r.kind + (r.occurrence ? " #" + std::to_string(r.occurrence) : "");
     std::cout << std::setw(5) << index << "  " << std::left << std::setw(34) << where << " "
               << std::setw(22) << (r.module.empty() ? "(root)" : r.module) << " " << std::setw(16)
-              << (r.note.empty() ? shapeText(r.shape) : "-") << std::right;
+              << (r.note.empty() ? formatDims(r.shape) : "-") << std::right;
     if (r.note.empty() && r.numel > 0 && r.nanCount + r.infCount == r.numel) {
         std::cout << std::setw(48) << "(no finite value)" << std::setw(7) << r.nanCount
                   << std::setw(7) << r.infCount;

@@ -19,6 +19,8 @@ std::string formatPythonFloat(double value);
 
 // "[1, 3, 224, 224]": a tensor's shape as PyTorch prints a list of sizes.
 std::string formatShape(const std::vector<int64_t>& shape);
+// "1x3x224x224" ("scalar" for no sizes): a shape in a line of text or a table cell.
+std::string formatDims(const std::vector<int64_t>& shape);
 
 struct TensorInfo;
 // "per_channel_affine, axis 0, scales 0.0021..0.0153, zero points 0" or "per_tensor_affine, scale

@@ -154,6 +154,14 @@ std::string formatShape(const std::vector<int64_t>& shape) {
     return text + "]";
 }
 
+std::string formatDims(const std::vector<int64_t>& shape) {
+    std::string text;
+    for (const int64_t size : shape) {
+        text += (text.empty() ? "" : "x") + std::to_string(size);
+    }
+    return text.empty() ? "scalar" : text;
+}
+
 std::string describeSignal(int signal) {
     const char* name = nullptr;
     switch (signal) {

@@ -69,6 +69,9 @@ Status loadOperatorLibrary(const std::string& path);
 // error says what the file is when no format opens it (a state dict, an ONNX file).
 Expected<std::unique_ptr<Model>> openModel(const std::string& path,
                                            const OpenOptions& options = {});
+// The model a comparison names (request.referenceModel), opened without its code after the
+// operator libraries it may need; an error names its file.
+Expected<std::unique_ptr<Model>> openReferenceModel(const ActivationRequest& request);
 // What the probe found, and whether a format opens it here; the reason when it does not (for
 // scriptscope-cli info's exit status and the GUI's preview).
 Status openable(const ProbeResult& probe);

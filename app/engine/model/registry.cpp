@@ -4,6 +4,7 @@
 #include "exported_details.h"
 #include "formats.h"
 
+#include <input_spec.h>
 #include <scratch_file.h>
 
 #include <algorithm>
@@ -152,6 +153,24 @@ Expected<ArchiveDiff> diffModels(const Model& a, const Model& b) {
     return diff;
 }
 
+Expected<std::unique_ptr<Model>> openReferenceModel(const ActivationRequest& request) {
+    // Already loaded with the open model (the CLI's --op-library, the GUI's remembered ones); one
+    // refused then was said then, and is no reason to refuse the comparison: the reference names
+    // an operator it lacks.
+    for (const std::string& library : request.referenceOperatorLibraries) {
+        (void)loadOperatorLibrary(library);
+    }
+    OpenOptions options;
+    options.includeCode = false;
+    auto reference = openModel(request.referenceModel, options);
+    if (!reference) {
+        Error error = reference.error();
+        error.message = request.referenceModel + ": " + error.message;
+        return error;
+    }
+    return reference;
+}
+
 namespace formats {
 
 Expected<ActivationReport> withReference(
@@ -164,36 +183,25 @@ Expected<ActivationReport> withReference(
         error.message = request.referenceModel + ": " + error.message;
         return error;
     };
-    // Already loaded with the open model (the CLI's --op-library, the GUI's remembered ones); one
-    // refused then was said then, and is no reason to refuse the comparison: the reference names
-    // an operator it lacks.
-    for (const std::string& library : request.referenceOperatorLibraries) {
-        (void)loadOperatorLibrary(library);
-    }
-    OpenOptions options;
-    options.includeCode = false;
-    auto reference = openModel(request.referenceModel, options);
+    auto reference = openReferenceModel(request);
     if (!reference) {
-        return fromReference(reference.error());
+        return reference.error();
     }
     // Both run on the same inputs: with none given, or 'sample' for each (each model's own
     // example inputs, which two exports need not share: a .pte's plan gives seeded random ones, a
     // .pt2 keeps what torch.export was given), the sample inputs one of them keeps, the open
     // model's first.
-    const bool allSamples =
-        !request.run.inputs.empty() &&
-        std::all_of(request.run.inputs.begin(), request.run.inputs.end(),
-                    [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
     const bool someSamples =
         std::any_of(request.run.inputs.begin(), request.run.inputs.end(),
                     [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
-    if (someSamples && !allSamples) {
+    const bool onSamples = onSampleInputs(request.run);
+    if (someSamples && !onSamples) {
         return Error{ErrorKind::Input,
                      "two models are compared on the same inputs, and 'sample' is each model's "
                      "own example: give every input, or 'sample' for all of them"};
     }
     std::optional<ScratchFile> samples;
-    if ((request.run.inputs.empty() || allSamples) && request.run.inputsFile.empty()) {
+    if (onSamples) {
         samples.emplace("compare");
         if (!model.saveSampleInputs(samples->path()) ||
             !(*reference)->saveSampleInputs(samples->path())) {

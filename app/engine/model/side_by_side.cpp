@@ -1,5 +1,7 @@
 #include "side_by_side.h"
 
+#include <format.h>
+#include <input_spec.h>
 #include <scratch_file.h>
 
 #include <algorithm>
@@ -12,14 +14,6 @@
 namespace scriptscope {
 
 namespace {
-
-std::string shapeOf(const std::vector<int64_t>& shape) {
-    std::string text;
-    for (const int64_t size : shape) {
-        text += (text.empty() ? "" : "x") + std::to_string(size);
-    }
-    return text.empty() ? "scalar" : text;
-}
 
 // Every tensor leaf of an output, with where it sits ("output", "output[1]").
 void tensorLeaves(const OutputValue& v, const std::string& where,
@@ -58,7 +52,8 @@ OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
         const OutputValue& y = *lb[i].second;
         if (x.shape != y.shape || x.values.size() != y.values.size()) {
             result.maxAbsDiff = std::numeric_limits<double>::infinity();
-            result.note = la[i].first + ": " + shapeOf(x.shape) + " against " + shapeOf(y.shape);
+            result.note =
+                la[i].first + ": " + formatDims(x.shape) + " against " + formatDims(y.shape);
             return result;
         }
         for (size_t k = 0; k < x.values.size(); ++k) {
@@ -79,12 +74,8 @@ Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) 
     out.outputs.note = "outputs not compared: give inputs to run both on the same inputs";
     // No inputs given (or 'sample' for each): both run on the example inputs one of them keeps
     // (a .pt2's), if any.
-    const bool allSamples =
-        !request.inputs.empty() &&
-        std::all_of(request.inputs.begin(), request.inputs.end(),
-                    [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
     std::optional<ScratchFile> samples;
-    if ((request.inputs.empty() || allSamples) && request.inputsFile.empty()) {
+    if (onSampleInputs(request)) {
         for (Model* side : {&a, &b}) {
             if (!keepsSampleInputs(side->info())) {
                 continue;
@@ -99,7 +90,7 @@ Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) 
             break;
         }
     }
-    const bool runs = (!request.inputs.empty() && !allSamples) || !request.inputsFile.empty();
+    const bool runs = !onSampleInputs(request); // given inputs, or the samples written above
     const std::string cannotRun =
         !a.info().lacks(Capability::Run).empty()
             ? "'" + a.info().path + "': " + a.info().lacks(Capability::Run)
@@ -132,14 +123,6 @@ Expected<ActivationReport> activationsOrOutputs(Model& model, const ActivationRe
     if (request.referenceModel.empty()) {
         return model.activations(request);
     }
-    const auto openOther = [&request]() {
-        for (const std::string& library : request.referenceOperatorLibraries) {
-            (void)loadOperatorLibrary(library);
-        }
-        OpenOptions options;
-        options.includeCode = false;
-        return openModel(request.referenceModel, options);
-    };
     std::string why = valuesUnseen(model);
     std::unique_ptr<Model> other;
     if (why.empty()) {
@@ -148,17 +131,15 @@ Expected<ActivationReport> activationsOrOutputs(Model& model, const ActivationRe
             return recorded;
         }
         // The other model's values cannot be seen (its module outputs were not recorded)?
-        auto opened = openOther();
+        auto opened = openReferenceModel(request);
         if (!opened || (why = valuesUnseen(**opened)).empty()) {
             return recorded;
         }
         other = std::move(opened).value();
     } else {
-        auto opened = openOther();
+        auto opened = openReferenceModel(request);
         if (!opened) {
-            Error error = opened.error();
-            error.message = request.referenceModel + ": " + error.message;
-            return error;
+            return opened.error();
         }
         other = std::move(opened).value();
     }

@@ -1,5 +1,7 @@
 #include "input_spec.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -465,6 +467,12 @@ const InputSpec* firstImageInput(const std::vector<InputSpec>& specs) {
         }
     }
     return nullptr;
+}
+
+bool onSampleInputs(const RunRequest& request) {
+    return request.inputsFile.empty() &&
+           std::all_of(request.inputs.begin(), request.inputs.end(),
+                       [](const InputSpec& spec) { return spec.kind == InputSpec::Kind::Sample; });
 }
 
 } // namespace scriptscope

@@ -30,4 +30,8 @@ const InputSpec* firstImageInput(const std::vector<InputSpec>& specs);
 
 bool isKnownDtype(const std::string& dtype);
 
+// No inputs given (no specs, no file), or 'sample' for every argument: the run is on the model's
+// own example inputs. Two models compared then run on the example inputs one of them keeps.
+bool onSampleInputs(const RunRequest& request);
+
 } // namespace scriptscope
