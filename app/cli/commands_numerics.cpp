@@ -164,6 +164,9 @@ int commandActivations(const Options& o) {
                            {"peak_step", r.memory.peakStep},
                            {"peak_bytes", r.memory.peakBytes},
                            {"peak_values", r.memory.peakRecords}};
+            if (!r.memory.note.empty()) {
+                j["memory"]["note"] = r.memory.note;
+            }
         } else {
             j["memory"] = {{"note", r.memory.note}};
         }

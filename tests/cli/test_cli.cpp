@@ -1365,6 +1365,12 @@ private Q_SLOTS:
         const auto all = nlohmann::json::parse(r.out);
         QCOMPARE(all["records"].size(), size_t{4});
         QVERIFY(all["first_nonfinite"].is_null());
+        // Its memory: mul's 40 bytes, relu_ on the same storage (not counted again), and add's
+        // beside them; the input is the caller's.
+        QCOMPARE(all["memory"]["live_bytes"].get<std::vector<uint64_t>>(),
+                 (std::vector<uint64_t>{0, 40, 40, 80}));
+        QCOMPARE(all["memory"]["peak_bytes"].get<uint64_t>(), uint64_t{80});
+        QCOMPARE(all["records"][2]["memory"]["storage_bytes"].get<uint64_t>(), uint64_t{0});
         r = cli({QStringLiteral("activations"), fx("inplace.pt"), QStringLiteral("--input"),
                  QStringLiteral("random:2x5")});
         QVERIFY(r.out.find("No NaN or Inf") != std::string::npos);

@@ -116,6 +116,8 @@ void RunMemoryView::setReport(const ActivationReport& report) {
     label->setText(tr(" peak %1").arg(q(formatBytes(memory.peakBytes))));
     label->setColor(palette().color(QPalette::WindowText));
     plot_->yAxis->setLabel(unit);
+    plot_->xAxis->setLabel(memory.note.empty() ? tr("step of the run (node)")
+                                               : tr("step of the run (value made)"));
     plot_->xAxis->setRange(-0.5, double(memory.liveBytes.size()) - 0.5);
     plot_->yAxis->setRange(0, std::max(1.0, double(memory.peakBytes) / scale * 1.15));
     plot_->replot();
@@ -138,15 +140,18 @@ void RunMemoryView::setReport(const ActivationReport& report) {
     if (holders.size() > 8) {
         held << tr("and %1 more").arg(holders.size() - 8);
     }
-    summary_->setText(
-        tr("<b>Peak: %1</b> at step %2 of %3, held by %4 values: %5.<br>Each storage a value "
-           "made counts from the node that made it to the last node that reads it (or a view "
-           "of it); inputs and weights are the caller's and are not counted.")
-            .arg(q(formatBytes(memory.peakBytes)))
-            .arg(memory.peakStep)
-            .arg(memory.liveBytes.size())
-            .arg(holders.size())
-            .arg(held.join(QStringLiteral("; "))));
+    const QString how =
+        memory.note.empty()
+            ? tr("Each storage a value made counts from the node that made it to the last node "
+                 "that reads it (or a view of it)")
+            : q(memory.note).toHtmlEscaped().replace(0, 1, q(memory.note).left(1).toUpper());
+    summary_->setText(tr("<b>Peak: %1</b> at step %2 of %3, held by %4 values: %5.<br>%6; "
+                         "inputs and weights are the caller's and are not counted.")
+                          .arg(q(formatBytes(memory.peakBytes)))
+                          .arg(memory.peakStep)
+                          .arg(memory.liveBytes.size())
+                          .arg(holders.size())
+                          .arg(held.join(QStringLiteral("; ")), how));
     showPeak_->setEnabled(largestAtPeak_ >= 0);
 }
 

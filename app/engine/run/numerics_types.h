@@ -86,10 +86,11 @@ struct ActivationRecord {
     int referenceNode = -1;
     std::string compareNote;   // why it could not be compared (shape differs, ...)
     std::vector<float> values; // ActivationRequest::pinNodes only
-    // Memory, where the run can say it (an exported program's interpreted run): the value's own
-    // bytes; the bytes of the storage it made first (0 for a view of an earlier value's storage,
-    // an in-place result or a weight); the step that made it and the last step that reads its
-    // storage (the run's step count: it is an output).
+    // Memory, where the run can say it (an exported program's interpreted run, a TorchScript
+    // run): the value's own bytes; the bytes of the storage it made first (0 for a view of an
+    // earlier value's storage, an in-place result or a weight); the step that made it and the
+    // last step that reads its storage (the run's step count: it is an output). A TorchScript
+    // run's steps are its values in the order they are made.
     uint64_t bytes = 0;
     uint64_t storageBytes = 0;
     int madeAt = -1;
@@ -103,7 +104,7 @@ struct ActivationRecord {
 // are not counted.
 struct MemoryTimeline {
     bool known = false; // false: this format's run cannot say (the note says why)
-    std::string note;
+    std::string note;   // known: how the values were followed, where not by their last readers
     std::vector<uint64_t> liveBytes; // per step of the run
     int peakStep = -1;
     uint64_t peakBytes = 0;

@@ -3,6 +3,7 @@
 // first NaN or Inf, and comparisons with values saved from Python or with another model's module
 // outputs, as a TorchScript archive has.
 #include "exported_interpreter.h"
+#include "run_memory.h"
 #include "session_internal.h"
 #include "torch_values.h"
 #include "value_tap.h"
@@ -81,22 +82,12 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     return out;
 }
 
-// The storage a record's value holds (none where it is an input's or a weight's). The weak
-// reference lets the storage's memory go when the run is done with it but keeps its address from
-// being handed to a later value, which would then count as the same storage.
-struct Held {
-    const void* storage = nullptr;
-    uint64_t bytes = 0;
-    std::optional<c10::weak_intrusive_ptr<c10::StorageImpl>> keep;
-};
-
 // One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
 // names again what its node already made), each record with its bytes, the step that made it and
 // its last reader; `storages` gets each record's storage.
-
 c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10::IValue>& inputs,
                         const ExportedSites& sites, TapRun& run,
-                        std::vector<Held>* storages = nullptr) {
+                        std::vector<HeldStorage>* storages = nullptr) {
     run.sites = sites.sites;
     run.siteModules = sites.siteModules;
     run.occurrences.assign(run.sites.size(), 0);
@@ -117,62 +108,12 @@ c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10:
         const bool owned = v.tensor.defined() && v.tensor.has_storage() &&
                            v.tensor.layout() == at::kStrided && !interpreter.holdsStorage(v.tensor);
         r.bytes = owned ? static_cast<uint64_t>(v.tensor.numel()) * v.tensor.element_size() : 0;
-        Held held;
-        if (owned && v.step >= 0) {
-            held.storage = v.tensor.storage().unsafeGetStorageImpl();
-            held.bytes = v.tensor.storage().nbytes();
-            held.keep = v.tensor.storage().getWeakStorageImpl();
-        }
-        storages->push_back(held);
+        storages->push_back(owned && v.step >= 0 ? heldStorage(v.tensor) : HeldStorage{});
     };
     c10::InferenceMode inferenceMode;
     std::vector<c10::IValue> outputs = interpreter.run(inputs, observer);
     synchronize(interpreter.device());
     return outputs.size() == 1 ? outputs.front() : c10::ivalue::Tuple::create(std::move(outputs));
-}
-
-// The run's memory from its records: a storage counted once, by the first value that holds it,
-// alive until the last step that reads any value on it.
-MemoryTimeline memoryOf(std::vector<ActivationRecord>& records, const std::vector<Held>& storages,
-                        size_t steps) {
-    MemoryTimeline memory;
-    memory.known = true;
-    std::map<const void*, size_t> owner; // storage -> the record that made it
-    for (size_t i = 0; i < records.size() && i < storages.size(); ++i) {
-        if (!storages[i].storage) {
-            continue;
-        }
-        const auto [found, first] = owner.emplace(storages[i].storage, i);
-        ActivationRecord& holder = records[found->second];
-        if (first) {
-            holder.storageBytes = storages[i].bytes;
-        } else {
-            holder.lastUseAt = std::max(holder.lastUseAt, records[i].lastUseAt);
-            records[i].storageBytes = 0;
-        }
-    }
-    memory.liveBytes.assign(steps, 0);
-    for (const auto& [storage, index] : owner) {
-        const ActivationRecord& r = records[index];
-        const int last = std::min(r.lastUseAt, static_cast<int>(steps) - 1);
-        for (int step = std::max(r.madeAt, 0); step <= last; ++step) {
-            memory.liveBytes[static_cast<size_t>(step)] += r.storageBytes;
-        }
-    }
-    for (size_t step = 0; step < steps; ++step) {
-        if (memory.peakStep < 0 || memory.liveBytes[step] > memory.peakBytes) {
-            memory.peakStep = static_cast<int>(step);
-            memory.peakBytes = memory.liveBytes[step];
-        }
-    }
-    for (const auto& [storage, index] : owner) {
-        const ActivationRecord& r = records[index];
-        if (r.storageBytes > 0 && r.madeAt <= memory.peakStep && memory.peakStep <= r.lastUseAt) {
-            memory.peakRecords.push_back(static_cast<int>(index));
-        }
-    }
-    std::sort(memory.peakRecords.begin(), memory.peakRecords.end());
-    return memory;
 }
 
 } // namespace
@@ -213,7 +154,7 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
         TapRun run;
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
-        std::vector<Held> storages;
+        std::vector<HeldStorage> storages;
         const auto start = std::chrono::steady_clock::now();
         const c10::IValue output = observedRun(interpreter, inputs, sites, run, &storages);
         report.runMs = elapsedMs(start);

@@ -55,8 +55,6 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     report.method = request.run.method;
     report.device = prepared->device.str();
     report.tolerance = request.tolerance;
-    report.memory.note = "a TorchScript run's values are not followed to their last use: the "
-                         "memory timeline is a torch.export program's";
     const int compareModes =
         (request.compareDevice.empty() ? 0 : 1) + (request.compareRun ? 1 : 0) +
         (request.referenceFile.empty() ? 0 : 1) + (request.referenceModel.empty() ? 0 : 1);
@@ -104,10 +102,17 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
             run.keepAll = true;
             run.keepBudget = request.compareBytes;
         }
+        detail::MemoryWatch memory(
+            detail::storagesBefore(*impl_->module, *instrumented.graph, prepared->inputs));
+        run.memory = &memory;
         const auto start = std::chrono::steady_clock::now();
         const c10::IValue output =
             runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
         report.runMs = detail::elapsedMs(start);
+        run.memory = nullptr;
+        report.memory = memory.finish(run.records);
+        report.memory.note = "each storage a value made counts until TorchScript's interpreter "
+                             "lets it go (seen when the next value is made)";
         if (second) {
             auto secondInputs = detail::prepareRun(*impl_->module, impl_->device, *method, *second);
             if (!secondInputs) {

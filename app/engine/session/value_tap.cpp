@@ -292,6 +292,9 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
     }
     run->index[key] = run->records.size();
     run->records.push_back(std::move(r));
+    if (run->memory) {
+        run->memory->made(run->records, tensor);
+    }
 }
 
 std::string comparableOperator(const std::string& kind) {

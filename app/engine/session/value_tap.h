@@ -4,6 +4,7 @@
 #pragma once
 
 #include "graph_model.h"
+#include "run_memory.h"
 #include "session.h"
 #include "session_internal.h"
 
@@ -83,6 +84,9 @@ struct TapRun {
     // And each module's operator outputs in graph order (site -> op, last value and node), in the
     // same budget.
     std::map<std::string, std::map<int, PlacedValue>> moduleOperators;
+    // Following each value's storage until the interpreter lets it go (a TorchScript run's
+    // memory timeline), or null.
+    MemoryWatch* memory = nullptr;
 };
 
 // What a reference's recording keeps for another model to be matched with: the module outputs,
