@@ -130,6 +130,14 @@ class TestInterpreter : public QObject {
         return dir_.filePath(QString::fromLatin1(name)).toStdString();
     }
 
+private Q_SLOTS:
+    // The user's operators that mutate their arguments (mutating_op.pt2 calls them).
+    void initTestCase() {
+        const auto loaded = loadOperatorLibrary(SCRIPTSCOPE_TEST_MUTATING_OPS);
+        QVERIFY2(!loaded, loaded ? loaded->message.c_str() : "");
+    }
+
+private:
     // Opened, then refused when it runs, with words the message must have.
     void refused(const std::string& path, ErrorKind kind, const std::string& words) {
         auto model = openModel(path);
@@ -223,12 +231,15 @@ private Q_SLOTS:
     }
 
     // The higher-order operators besides cond, saved by PyTorch 2.14 (committed: both builds):
-    // while_loop, map, a no_grad block and an autocast block run as ep.module() ran them. The
+    // while_loop, map, a no_grad block, an autocast block and auto_functionalized_v2 (a user's
+    // operators mutating an intermediate, views of it, and a list of it and a buffer) run as
+    // ep.module() ran them. The
     // autocast block's graph asserts a tensor's device, which LibTorch 1.13's
     // _assert_tensor_metadata cannot take: that build says the program needs a newer one.
     void higherOrderOperators_data() {
         QTest::addColumn<QString>("name");
-        for (const char* name : {"while_loop", "map_rows", "no_grad_block", "autocast_block"}) {
+        for (const char* name :
+             {"while_loop", "map_rows", "no_grad_block", "autocast_block", "mutating_op"}) {
             QTest::newRow(name) << QString::fromLatin1(name);
         }
     }
@@ -367,6 +378,62 @@ private Q_SLOTS:
                 }
             };
         };
+        // auto_functionalized_v2 that names no operator, an operator nobody registered, a base
+        // it does not have, or a view without its numbers.
+        const auto functionalized = [](const std::function<void(nlohmann::ordered_json&)>& edit) {
+            return [edit](nlohmann::ordered_json& p) {
+                for (auto& node : nodes(p)) {
+                    if (node["target"] == "torch.ops.higher_order.auto_functionalized_v2") {
+                        edit(node);
+                        return;
+                    }
+                }
+            };
+        };
+        const auto input = [](nlohmann::ordered_json& node,
+                              const std::string& name) -> nlohmann::ordered_json& {
+            for (auto& in : node["inputs"]) {
+                if (in["name"] == name) {
+                    return in;
+                }
+            }
+            QTest::qFail(("no input " + name).c_str(), __FILE__, __LINE__);
+            return node;
+        };
+        refused(editedCell(temp("no_op.pt2"), functionalized([](nlohmann::ordered_json& node) {
+                               node["inputs"][0]["arg"] = {{"as_int", 1}};
+                           }),
+                           "mutating_op.pt2"),
+                ErrorKind::Format, "does not name the operator it calls first");
+        refused(editedCell(temp("no_lib.pt2"), functionalized([](nlohmann::ordered_json& node) {
+                               node["inputs"][0]["arg"]["as_operator"] =
+                                   "torch.ops.nolib.frobnicate_.default";
+                           }),
+                           "mutating_op.pt2"),
+                ErrorKind::MissingOperator, "nolib::frobnicate_ is not registered");
+        refused(editedCell(temp("no_base.pt2"), functionalized([&](nlohmann::ordered_json& node) {
+                               input(node, "_x_base_index")["arg"] = {{"as_int", 3}};
+                           }),
+                           "mutating_op.pt2"),
+                ErrorKind::Format, "_x_base_index is not the index of one of its 1 bases");
+        refused(editedCell(temp("no_bases.pt2"), functionalized([&](nlohmann::ordered_json& node) {
+                               input(node, "_all_bases")["name"] = "_some_bases";
+                           }),
+                           "mutating_op.pt2"),
+                ErrorKind::Format, "takes _all_bases, a list of tensors");
+        refused(editedCell(
+                    temp("no_end.pt2"),
+                    [&](nlohmann::ordered_json& p) {
+                        for (auto& node : nodes(p)) {
+                            for (auto& in : node["inputs"]) {
+                                if (in["name"] == "_x_slice_end") {
+                                    in["name"] = "_x_slice_stop";
+                                }
+                            }
+                        }
+                    },
+                    "mutating_op.pt2"),
+                ErrorKind::Format, "_x_slice_end is not");
         refused(editedCell(temp("bomb.pt2"), bomb(20), "my_decision_gate.pt2"), ErrorKind::Format,
                 "nests deeper than the reader follows");
         refused(editedCell(temp("deep.pt2"), bomb(60), "my_decision_gate.pt2"), ErrorKind::Format,

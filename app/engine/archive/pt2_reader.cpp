@@ -237,9 +237,9 @@ void readGraph(const json& graph, const Pt2Limits& limits, Pt2Model& model, int 
         node.multipleOutputs = node.multipleOutputs || node.outputs.size() > 1;
         // A control flow operator returns a tuple even of one value, unless the archive says it
         // returns the value itself (serialize.py's is_hop_single_tensor_return).
-        const json& single = member(n, "is_hop_single_tensor_return");
+        const json& oneValue = member(n, "is_hop_single_tensor_return");
         if (node.target.rfind("torch.ops.higher_order.", 0) == 0 && node.outputs.size() == 1 &&
-            !node.outputs.front().empty() && !(single.is_boolean() && single.get<bool>())) {
+            !node.outputs.front().empty() && !(oneValue.is_boolean() && oneValue.get<bool>())) {
             node.multipleOutputs = true;
         }
         node.name = stringOf(member(n, "name"));

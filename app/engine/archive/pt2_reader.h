@@ -73,6 +73,7 @@ struct Pt2Value {
         Layout,       // ints[0]: 7 strided, 1 sparse COO, ...
         Device,       // text: "cpu", "cuda"; ints[0]: its index, -1 for none
         Graph,        // text: the subgraph's name (Pt2Model::subgraphs)
+        Operator,     // text: the operator's overload ("torch.ops.my_ops.scale_.default")
         Other,        // text: the union's name ("as_custom_obj"), which nothing here runs
     };
     Kind kind = Kind::None;

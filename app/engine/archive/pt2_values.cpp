@@ -442,7 +442,9 @@ std::string argumentText(const json& argument, int depth, ArgumentStyle style) {
         return stringOf(member(v, "name"));
     }
     if (kind == "as_operator") {
-        return stringOf(v);
+        // The code names it in full; str() of an OpOverload drops the torch.ops.
+        const std::string name = stringOf(v);
+        return !repr && name.rfind("torch.ops.", 0) == 0 ? name.substr(10) : name;
     }
     if (kind == "as_int_lists" || kind == "as_float_lists") {
         return listText(v, [](const json& l) { return listText(l, numberText); });
@@ -614,6 +616,9 @@ Pt2Value argumentValue(const json& argument) {
     } else if (is("as_graph")) {
         out.kind = Kind::Graph;
         out.text = stringOf(member(v, "name"));
+    } else if (is("as_operator")) {
+        out.kind = Kind::Operator;
+        out.text = stringOf(v);
     } else {
         out.kind = Kind::Other;
         out.text = kind;

@@ -190,7 +190,15 @@ std::vector<FxNode> fxNodes(const Pt2Model& model) {
         for (size_t k = 0; k < node.outputs.size(); ++k) {
             FxNode item;
             item.op = "call_function";
-            item.name = node.outputs[k].empty() ? "as_none" : node.outputs[k];
+            item.name = node.outputs[k];
+            if (item.name.empty()) {
+                // An output that is None: FX names it as_none, then as_none_1, ... as the names
+                // are taken.
+                item.name = "as_none";
+                for (int suffix = 1; known.count(item.name); ++suffix) {
+                    item.name = "as_none_" + std::to_string(suffix);
+                }
+            }
             item.target = "<built-in function getitem>";
             item.callable = "operator.getitem";
             item.args = {{"", owner, "%" + owner}, {"", std::to_string(k), std::to_string(k)}};

@@ -10,208 +10,11 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace scriptscope::detail {
 
-namespace {} // namespace
-
-std::optional<c10::ScalarType> scalarTypeOf(int64_t code) {
-    static const std::map<int64_t, const char*> names = {{1, "Byte"},
-                                                         {2, "Char"},
-                                                         {3, "Short"},
-                                                         {4, "Int"},
-                                                         {5, "Long"},
-                                                         {6, "Half"},
-                                                         {7, "Float"},
-                                                         {8, "Double"},
-                                                         {9, "ComplexHalf"},
-                                                         {10, "ComplexFloat"},
-                                                         {11, "ComplexDouble"},
-                                                         {12, "Bool"},
-                                                         {13, "BFloat16"},
-                                                         {28, "UInt16"},
-                                                         {29, "Float8_e4m3fn"},
-                                                         {30, "Float8_e5m2"},
-                                                         {31, "Float8_e4m3fnuz"},
-                                                         {32, "Float8_e5m2fnuz"},
-                                                         {33, "Float8_e8m0fnu"},
-                                                         {34, "UInt32"},
-                                                         {35, "UInt64"}};
-    const auto name = names.find(code);
-    if (name == names.end()) {
-        return std::nullopt;
-    }
-    for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
-        const auto type = static_cast<c10::ScalarType>(i);
-        if (std::string(c10::toString(type)) == name->second) {
-            return type;
-        }
-    }
-    return std::nullopt;
-}
-
 namespace {
-
-int64_t layoutOf(int64_t code) {
-    switch (code) {
-    case 1:
-        return static_cast<int64_t>(c10::kSparse);
-    case 2:
-        return static_cast<int64_t>(c10::kSparseCsr);
-    case 6:
-        return static_cast<int64_t>(c10::kMkldnn);
-    default:
-        return static_cast<int64_t>(c10::kStrided);
-    }
-}
-
-int64_t memoryFormatOf(int64_t code) {
-    switch (code) {
-    case 2:
-        return static_cast<int64_t>(c10::MemoryFormat::ChannelsLast);
-    case 3:
-        return static_cast<int64_t>(c10::MemoryFormat::ChannelsLast3d);
-    case 4:
-        return static_cast<int64_t>(c10::MemoryFormat::Preserve);
-    default:
-        return static_cast<int64_t>(c10::MemoryFormat::Contiguous);
-    }
-}
-
-const char* kindName(Kind kind) {
-    switch (kind) {
-    case Kind::None:
-        return "None";
-    case Kind::Tensor:
-        return "a tensor";
-    case Kind::Tensors:
-        return "a list of tensors";
-    case Kind::OptionalTensors:
-        return "a list of optional tensors";
-    case Kind::Int:
-    case Kind::SymInt:
-        return "an int";
-    case Kind::Ints:
-    case Kind::SymInts:
-        return "a list of ints";
-    case Kind::Float:
-    case Kind::SymFloat:
-        return "a float";
-    case Kind::Floats:
-    case Kind::SymFloats:
-        return "a list of floats";
-    case Kind::Bool:
-    case Kind::SymBool:
-        return "a bool";
-    case Kind::Bools:
-    case Kind::SymBools:
-        return "a list of bools";
-    case Kind::String:
-        return "a string";
-    case Kind::Strings:
-        return "a list of strings";
-    case Kind::ScalarType:
-        return "a dtype";
-    case Kind::MemoryFormat:
-        return "a memory format";
-    case Kind::Layout:
-        return "a layout";
-    case Kind::Device:
-        return "a device";
-    case Kind::Graph:
-        return "a graph";
-    case Kind::Other:
-        return "a value this interpreter does not run";
-    }
-    return "a value";
-}
-
-// Whether a value of `kind` can be given for a schema argument of type `type` (its str(), which
-// reads the same in LibTorch 1.13 and 2.x: "Tensor", "Tensor?[]", "SymInt[]", "Scalar", ...).
-bool fits(std::string type, Kind kind) {
-    if (kind == Kind::None) {
-        return type.size() > 1 && type.back() == '?';
-    }
-    if (!type.empty() && type.back() == '?') {
-        type.pop_back();
-    }
-    const bool list = type.size() > 2 && type.compare(type.size() - 2, 2, "[]") == 0;
-    const std::string element = list ? type.substr(0, type.size() - 2) : type;
-    if (list) {
-        if (element == "Tensor" || element == "Tensor?") {
-            return kind == Kind::Tensors || (element == "Tensor?" && kind == Kind::OptionalTensors);
-        }
-        if (element == "int" || element == "SymInt") {
-            return kind == Kind::Ints || kind == Kind::SymInts;
-        }
-        if (element == "float") {
-            return kind == Kind::Floats || kind == Kind::SymFloats;
-        }
-        if (element == "bool") {
-            return kind == Kind::Bools || kind == Kind::SymBools;
-        }
-        if (element == "str") {
-            return kind == Kind::Strings;
-        }
-        if (element == "Scalar") {
-            return kind == Kind::Ints || kind == Kind::Floats;
-        }
-        return kind != Kind::Other;
-    }
-    if (type == "Tensor") {
-        // Python wraps a number given for a tensor (x.add_(1)) into a 0-dim tensor.
-        return kind == Kind::Tensor || kind == Kind::Int || kind == Kind::Float ||
-               kind == Kind::Bool;
-    }
-    if (type == "int" || type == "SymInt") {
-        return kind == Kind::Int || kind == Kind::SymInt || kind == Kind::ScalarType ||
-               kind == Kind::Layout || kind == Kind::MemoryFormat || kind == Kind::Bool;
-    }
-    if (type == "ScalarType") {
-        return kind == Kind::ScalarType || kind == Kind::Int;
-    }
-    if (type == "Layout") {
-        return kind == Kind::Layout || kind == Kind::Int;
-    }
-    if (type == "MemoryFormat") {
-        return kind == Kind::MemoryFormat || kind == Kind::Int;
-    }
-    if (type == "float" || type == "SymFloat") {
-        return kind == Kind::Float || kind == Kind::SymFloat || kind == Kind::Int ||
-               kind == Kind::SymInt;
-    }
-    if (type == "Scalar" || type == "number") {
-        return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
-               kind == Kind::SymInt || kind == Kind::SymFloat;
-    }
-    if (type == "bool" || type == "SymBool") {
-        return kind == Kind::Bool || kind == Kind::SymBool;
-    }
-    if (type == "str") {
-        return kind == Kind::String;
-    }
-    if (type == "Device") {
-        return kind == Kind::Device;
-    }
-    return kind != Kind::Other && kind != Kind::Graph;
-}
-
-// A number given where a tensor is taken, as Python passes it: a 0-dim tensor marked as a wrapped
-// number, so that it does not decide the result's dtype (int + float32 tensor stays float32).
-at::Tensor wrappedNumber(at::Tensor tensor) {
-    tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
-    return tensor;
-}
-
-// Whether `version` ("2.14.1+cu130") is a later release than this LibTorch's.
-bool newerThanThisLibTorch(const std::string& version) {
-    const auto release = [](const std::string& v) {
-        int major = 0, minor = 0;
-        return std::sscanf(v.c_str(), "%d.%d", &major, &minor) == 2 ? std::pair(major, minor)
-                                                                    : std::pair(0, 0);
-    };
-    return release(libtorchVersion()) < release(version);
-}
 
 class Builder {
 public:
@@ -298,7 +101,15 @@ private:
         const std::string& target = node.target;
         step.label = "node '" + node.name + "' (" + target + ")";
         const std::string at = where + ": " + step.label;
-        if (target.rfind("torch.ops.higher_order.", 0) == 0) {
+        if (target == "torch.ops.higher_order.auto_functionalized" ||
+            target == "torch.ops.higher_order.auto_functionalized_v2") {
+            auto call = functionalized(node, slots, at);
+            if (!call) {
+                return call.error();
+            }
+            step = std::move(call).value();
+            step.label = "node '" + node.name + "' (" + target + ")";
+        } else if (target.rfind("torch.ops.higher_order.", 0) == 0) {
             auto call = higherOrder(graph, node, slots, at);
             if (!call) {
                 return call.error();
@@ -335,7 +146,8 @@ private:
         // Where the returns go.
         const size_t returns = step.what == Step::What::Operator ? step.returns : 1;
         std::vector<Pt2Value> outputs = node.returns;
-        while (!outputs.empty() && outputs.size() > returns && outputs.back().kind == Kind::None) {
+        while (step.what == Step::What::Operator && outputs.size() > returns &&
+               outputs.back().kind == Kind::None) {
             outputs.pop_back();
         }
         if (step.what >= Step::What::Cond) {
@@ -364,11 +176,10 @@ private:
         return step;
     }
 
-    // A registered operator: its arguments in schema order, defaults filled in, each checked.
-    Expected<Step> operatorCall(const Pt2Node& node, const std::map<std::string, int>& slots,
-                                const std::string& at) {
-        // torch.ops.<namespace>.<name>.<overload>
-        const std::string path = node.target.substr(10);
+    // The operator a target names (torch.ops.<namespace>.<name>.<overload>), or why there is
+    // none.
+    Expected<c10::OperatorHandle> findOperator(const std::string& target, const std::string& at) {
+        const std::string path = target.rfind("torch.ops.", 0) == 0 ? target.substr(10) : "";
         const size_t first = path.find('.');
         const size_t last = path.rfind('.');
         if (first == std::string::npos || last == first) {
@@ -401,6 +212,18 @@ private:
             }
             return e;
         }
+        return *op;
+    }
+
+    // A registered operator: its arguments in schema order, defaults filled in, each checked.
+    // Those named in `later` are made at run time (None until then).
+    Expected<Step> operatorCall(const Pt2Node& node, const std::map<std::string, int>& slots,
+                                const std::string& at, const std::set<std::string>& later = {}) {
+        auto op = findOperator(node.target, at);
+        if (!op) {
+            return op.error();
+        }
+        const std::string& name = op->schema().name();
         Step step;
         step.what = Step::What::Operator;
         step.op = *op;
@@ -409,6 +232,10 @@ private:
         std::vector<bool> used(node.inputs.size(), false);
         for (const c10::Argument& argument : schema.arguments()) {
             const std::string type = argument.type()->str();
+            if (later.count(argument.name())) {
+                step.args.emplace_back();
+                continue;
+            }
             size_t given = node.inputs.size();
             for (size_t i = 0; i < node.inputs.size(); ++i) {
                 if (!used[i] && node.inputs[i].name == argument.name()) {
@@ -463,6 +290,39 @@ private:
                 }
                 return e;
             }
+        }
+        return step;
+    }
+
+    // auto_functionalized(_v2): the operator's call with its arguments checked against its
+    // schema, then the bases and the views' numbers (exported_functionalized.cpp).
+    Expected<Step> functionalized(const Pt2Node& node, const std::map<std::string, int>& slots,
+                                  const std::string& at) {
+        if (node.inputs.empty() || node.inputs.front().value.kind != Kind::Operator) {
+            return Error{ErrorKind::Format, at + " does not name the operator it calls first"};
+        }
+        auto op = findOperator(node.inputs.front().value.text, at);
+        if (!op) {
+            return op.error();
+        }
+        auto form = functionalizedForm(node, op->schema(), at);
+        if (!form) {
+            return form.error();
+        }
+        auto call = operatorCall(form->call, slots, at, form->later);
+        if (!call) {
+            return call.error();
+        }
+        Step step = std::move(call).value();
+        step.what = Step::What::Functionalized;
+        step.functionalized = form->spec;
+        step.functionalized.schemaArgs = step.args.size();
+        for (const auto& [extra, type] : form->extra) {
+            auto arg = value(extra, type, slots, at);
+            if (!arg) {
+                return arg.error();
+            }
+            step.args.push_back(std::move(arg).value());
         }
         return step;
     }
@@ -725,6 +585,7 @@ private:
             arg.constant = device_;
             break;
         case Kind::Graph:
+        case Kind::Operator:
         case Kind::Other:
             return Error{ErrorKind::Format,
                          at + " takes " + kindName(value.kind) + " (" + value.text + ")"};

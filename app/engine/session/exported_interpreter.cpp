@@ -272,6 +272,11 @@ void runStep(const Step& step, std::vector<c10::IValue>& env, torch::jit::Stack&
         stack.assign(1, c10::ivalue::Tuple::create(std::move(results)));
         break;
     }
+    case Step::What::Functionalized: {
+        std::vector<c10::IValue> results = runFunctionalized(step, stack);
+        stack.assign(1, c10::ivalue::Tuple::create(std::move(results)));
+        break;
+    }
     }
     TORCH_CHECK(stack.size() >= step.outputs.size(), step.label, " returned ", stack.size(),
                 " values where its schema has ", step.outputs.size());
