@@ -22,7 +22,9 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -263,6 +265,60 @@ private Q_SLOTS:
         QVERIFY2(result, result ? "" : result.error().message.c_str());
         std::string why;
         QVERIFY2(sameOutputs(saved, base + ".outputs.pt", why), why.c_str());
+    }
+
+    // A view, transpose or reshape of a value recorded before has the same elements and takes its
+    // statistics instead of reading them; after an in-place write it reads them again. With every
+    // node pinned, each record's statistics are those of its own values.
+    void viewsTakeTheirBaseStatistics_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("in_place_views") << QStringLiteral("in_place_views");
+#if TORCH_VERSION_MAJOR >= 2 // LibTorch 1.13 has no scaled_dot_product_attention
+        QTest::newRow("transformer_encoder") << QStringLiteral("transformer_encoder");
+#endif
+    }
+
+    void viewsTakeTheirBaseStatistics() {
+        QFETCH(QString, name);
+        const std::string base = savedBy("exported/" + name.toStdString());
+        auto model = open(base + ".pt2");
+        ActivationRequest request;
+        if (QFileInfo::exists(QString::fromStdString(base + ".inputs.pt"))) {
+            request.run.inputsFile = base + ".inputs.pt";
+        }
+        const auto first = model->activations(request);
+        QVERIFY2(first, first ? "" : first.error().message.c_str());
+        for (const ActivationRecord& r : first->records) {
+            request.pinNodes.push_back(r.node);
+        }
+        const auto report = model->activations(request);
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        std::map<std::string, const ActivationRecord*> byValue;
+        int checked = 0;
+        for (const ActivationRecord& r : report->records) {
+            byValue[r.value] = &r;
+            if (r.values.empty() || r.nanCount > 0 || r.infCount > 0) {
+                continue;
+            }
+            double lo = INFINITY, hi = -INFINITY, sum = 0;
+            for (const float v : r.values) {
+                lo = std::min(lo, double(v));
+                hi = std::max(hi, double(v));
+                sum += double(v);
+            }
+            const double mean = sum / double(r.values.size());
+            QVERIFY2(lo == r.min && hi == r.max && std::abs(mean - r.mean) <= 1e-5 * (1 + hi - lo),
+                     r.value.c_str());
+            ++checked;
+        }
+        QVERIFY(checked == static_cast<int>(report->records.size()));
+        if (name == QLatin1String("in_place_views")) {
+            // transpose is mul's elements before add_, transpose_1 after it.
+            const ActivationRecord* mul = byValue.at("mul");
+            QCOMPARE(byValue.at("transpose")->mean, mul->mean);
+            QVERIFY(std::abs(byValue.at("transpose_1")->mean - (mul->mean + 1)) < 1e-5);
+            QCOMPARE(byValue.at("transpose_1")->histogram, byValue.at("add_")->histogram);
+        }
     }
 
     // Every program make_exported.py wrote (PyTorch 2.x builds): the run equals ep.module().

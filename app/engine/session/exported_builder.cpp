@@ -232,6 +232,8 @@ private:
         std::vector<bool> used(node.inputs.size(), false);
         for (const c10::Argument& argument : schema.arguments()) {
             const std::string type = argument.type()->str();
+            step.writes =
+                step.writes || (argument.alias_info() && argument.alias_info()->isWrite());
             if (later.count(argument.name())) {
                 step.args.emplace_back();
                 continue;
@@ -410,6 +412,7 @@ private:
         }
         Step step;
         step.what = form->what;
+        step.writes = true;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
             const Pt2Value& input = node.inputs[i].value;
             const bool isGraph = i >= before && i < before + form->graphs;

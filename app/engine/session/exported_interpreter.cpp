@@ -296,6 +296,7 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
         }
     }
     torch::jit::Stack stack;
+    uint64_t writes = 0;
     for (const Step& step : program.steps) {
         setProfileScope(&step.module);
         try {
@@ -305,12 +306,14 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
             TORCH_CHECK(false, step.label, ": ", error.what_without_backtrace());
         }
         const size_t k = static_cast<size_t>(&step - program.steps.data());
+        writes += step.writes ? 1 : 0;
         if (observer) {
             for (const std::vector<int>& slots : step.outputs) {
                 for (const int slot : slots) {
                     if (slot >= 0 && env[size_t(slot)].isTensor()) {
                         (*observer)({static_cast<int>(k), program.lastUse[size_t(slot)],
-                                     program.names[size_t(slot)], env[size_t(slot)].toTensor()});
+                                     program.names[size_t(slot)], env[size_t(slot)].toTensor(),
+                                     writes});
                     }
                 }
             }

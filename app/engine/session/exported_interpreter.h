@@ -54,6 +54,9 @@ public:
         int lastUse = -1; // the last step that reads it; steps() for an output of the graph
         const std::string& name; // the graph's name for it
         const at::Tensor& tensor;
+        // How many steps so far wrote into their arguments in place: values with equal counts
+        // saw the same contents of any storage they share.
+        uint64_t writes = 0;
     };
     using Observer = std::function<void(const Observed&)>;
     std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, const Observer& observer);

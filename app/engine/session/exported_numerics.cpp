@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace scriptscope::detail {
@@ -92,13 +93,44 @@ c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10:
     run.siteModules = sites.siteModules;
     run.occurrences.assign(run.sites.size(), 0);
     std::vector<bool> seen(run.sites.size(), false);
+    // The dense values recorded, by where their elements lie: a later view, transpose or reshape
+    // of one (the same elements, on the same live storage, nothing written in place since) takes
+    // its statistics instead of reading them again. Attention makes many such views.
+    struct Elements {
+        const void* storage;
+        c10::weak_intrusive_ptr<c10::StorageImpl> keep;
+        uint64_t writes;
+        size_t record;
+    };
+    std::map<std::tuple<const void*, int64_t, int>, Elements> byElements;
     const ExportedInterpreter::Observer observer = [&](const ExportedInterpreter::Observed& v) {
         const auto site = sites.byName.find(v.name);
         if (site == sites.byName.end() || seen[static_cast<size_t>(site->second)]) {
             return;
         }
         seen[static_cast<size_t>(site->second)] = true;
-        recordValue(run, site->second, v.tensor);
+        const at::Tensor& t = v.tensor;
+        const bool spans = t.defined() && t.layout() == at::kStrided && t.has_storage() &&
+                           !t.is_quantized() && !t.is_complex() && t.numel() > 0 &&
+                           t.is_non_overlapping_and_dense();
+        const ActivationRecord* same = nullptr;
+        std::tuple<const void*, int64_t, int> key;
+        if (spans) {
+            key = {t.data_ptr(), t.numel(), static_cast<int>(t.scalar_type())};
+            const auto found = byElements.find(key);
+            // Alive, its StorageImpl's address is not another's.
+            if (found != byElements.end() && !found->second.keep.expired() &&
+                found->second.storage == t.storage().unsafeGetStorageImpl() &&
+                found->second.writes == v.writes) {
+                same = &run.records[found->second.record];
+            }
+        }
+        recordValue(run, site->second, v.tensor, same);
+        if (spans && !same) {
+            byElements.insert_or_assign(key, Elements{t.storage().unsafeGetStorageImpl(),
+                                                      t.storage().getWeakStorageImpl(), v.writes,
+                                                      run.records.size() - 1});
+        }
         if (!storages) {
             return;
         }

@@ -85,6 +85,9 @@ struct Step {
     // cond: true, false; while_loop: cond, body; the others: the body.
     std::vector<std::shared_ptr<const ExportedInterpreter::Program>> branches;
     Functionalized functionalized;
+    // It may write into a value in place: an operator whose schema marks an argument written
+    // (relu_, copy_, a custom operator's), or a higher-order operator (its graphs may).
+    bool writes = false;
 };
 struct ExportedInterpreter::Program {
     std::vector<int> inputs; // the placeholders' slots, -1 for one that is not a value

@@ -209,7 +209,8 @@ bool tapsOutputs(const Node* node) {
 
 } // namespace
 
-void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
+void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
+                 const ActivationRecord* sameElements) {
     TapRun* run = &tapRun;
     if (siteIndex < 0 || static_cast<size_t>(siteIndex) >= run->sites.size()) {
         return;
@@ -222,7 +223,24 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor) {
     r.occurrence = occurrence;
     r.output = site.output;
     r.value = site.value;
-    tensorStatistics(tensor, run->bins, r);
+    if (sameElements) {
+        r.shape = tensor.sizes().vec();
+        r.dtype = sameElements->dtype;
+        r.device = sameElements->device;
+        r.numel = sameElements->numel;
+        r.min = sameElements->min;
+        r.max = sameElements->max;
+        r.mean = sameElements->mean;
+        r.stddev = sameElements->stddev;
+        r.nanCount = sameElements->nanCount;
+        r.infCount = sameElements->infCount;
+        r.histogramMin = sameElements->histogramMin;
+        r.histogramMax = sameElements->histogramMax;
+        r.histogram = sameElements->histogram;
+        r.note = sameElements->note;
+    } else {
+        tensorStatistics(tensor, run->bins, r);
+    }
     const bool dense =
         tensor.defined() && (tensor.layout() == at::kStrided || tensor.is_quantized());
     if (dense && site.pinned) {

@@ -96,7 +96,10 @@ void keepInto(TapRun& run, ModuleValues& values);
 // What a tap does with one value: its statistics recorded (and the value pinned, kept or compared,
 // as `run` asks) under the site's next occurrence. The TorchScript tap and the exported program's
 // interpreter both report here.
-void recordValue(TapRun& run, int site, const at::Tensor& tensor);
+// `sameElements`: a record of a value with exactly this one's elements (this is a view, transpose
+// or reshape of it, nothing written since), whose statistics it takes instead of reading them.
+void recordValue(TapRun& run, int site, const at::Tensor& tensor,
+                 const ActivationRecord* sameElements = nullptr);
 
 // The method's inlined graph with a tap after every tensor a node computes, and what each tap
 // watches, with the GraphModel the records refer to.
