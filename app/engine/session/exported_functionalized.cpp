@@ -154,7 +154,7 @@ functionalizedForm(const Pt2Node& node, const c10::FunctionSchema& schema, const
                     const Pt2Value* value = take(prefix + suffix);
                     if (!value || !fits(type, value->kind)) {
                         return wrong(prefix + suffix + " is not " +
-                                     (type == "int" ? "an int" : "a list of ints"));
+                                     (type == "SymInt[]" ? "a list of ints" : "an int"));
                     }
                     form.extra.emplace_back(*value, type);
                 }
