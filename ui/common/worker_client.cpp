@@ -539,7 +539,11 @@ void WorkerClient::failPending(ErrorKind kind, const QString& message) {
 }
 
 void WorkerClient::onWorkerFinished(int exitCode, QProcess::ExitStatus status) {
-    // Read what it said before it went, then explain what ended it.
+    // Read what it said before it went, then explain what ended it. Its last words may still lie
+    // in the socket, not yet read when the process's end is reported (a crash right after the
+    // worker wrote them, as in a library's initialiser): read them from the socket first.
+    while (socket_ && socket_->waitForReadyRead(0)) {
+    }
     if (socket_ && socket_->bytesAvailable() > 0) {
         onReadyRead();
     }
