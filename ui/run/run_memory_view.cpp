@@ -140,11 +140,11 @@ void RunMemoryView::setReport(const ActivationReport& report) {
     if (holders.size() > 8) {
         held << tr("and %1 more").arg(holders.size() - 8);
     }
-    const QString how =
-        memory.note.empty()
-            ? tr("Each storage a value made counts from the node that made it to the last node "
-                 "that reads it (or a view of it)")
-            : q(memory.note).toHtmlEscaped().replace(0, 1, q(memory.note).left(1).toUpper());
+    QString how = memory.note.empty() ? tr("Each storage a value made counts from the node that "
+                                           "made it to the last node that reads it (or a view of "
+                                           "it)")
+                                      : q(memory.note).toHtmlEscaped();
+    how[0] = how[0].toUpper();
     summary_->setText(tr("<b>Peak: %1</b> at step %2 of %3, held by %4 values: %5.<br>%6; "
                          "inputs and weights are the caller's and are not counted.")
                           .arg(q(formatBytes(memory.peakBytes)))

@@ -164,6 +164,24 @@ void tensorStatistics(const at::Tensor& input, int bins, ActivationRecord& r) {
     }
 }
 
+// What tensorStatistics found for a value, taken by another with the same elements.
+void copyStatistics(const ActivationRecord& from, ActivationRecord& to) {
+    to.shape = from.shape;
+    to.dtype = from.dtype;
+    to.device = from.device;
+    to.numel = from.numel;
+    to.min = from.min;
+    to.max = from.max;
+    to.mean = from.mean;
+    to.stddev = from.stddev;
+    to.nanCount = from.nanCount;
+    to.infCount = from.infCount;
+    to.histogramMin = from.histogramMin;
+    to.histogramMax = from.histogramMax;
+    to.histogram = from.histogram;
+    to.note = from.note;
+}
+
 at::Tensor floatCopy(const at::Tensor& t) {
     at::Tensor x = t.is_quantized() ? t.dequantize() : t.detach();
     return x.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
@@ -224,20 +242,8 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
     r.output = site.output;
     r.value = site.value;
     if (sameElements) {
-        r.shape = tensor.sizes().vec();
-        r.dtype = sameElements->dtype;
-        r.device = sameElements->device;
-        r.numel = sameElements->numel;
-        r.min = sameElements->min;
-        r.max = sameElements->max;
-        r.mean = sameElements->mean;
-        r.stddev = sameElements->stddev;
-        r.nanCount = sameElements->nanCount;
-        r.infCount = sameElements->infCount;
-        r.histogramMin = sameElements->histogramMin;
-        r.histogramMax = sameElements->histogramMax;
-        r.histogram = sameElements->histogram;
-        r.note = sameElements->note;
+        copyStatistics(*sameElements, r);
+        r.shape = tensor.sizes().vec(); // the one thing a view of the same elements changes
     } else {
         tensorStatistics(tensor, run->bins, r);
     }
