@@ -416,9 +416,8 @@ void MainWindow::openFile(const QString& path) {
     reselectPath_ = absolute == currentFile_ ? modelWorkspace_->selectedModulePath() : QString();
     setBusy(true, tr("Opening %1").arg(QFileInfo(absolute).fileName()));
     // The last open's failure is not this one's.
-    if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
-        statusBar()->clearMessage();
-    }
+    // What the status bar said belongs to the model before (a failed open, its notes): it goes.
+    statusBar()->clearMessage();
     loadRequest_ = worker_->load(absolute, operator_libraries::remembered());
 }
 
@@ -451,9 +450,8 @@ void MainWindow::showModel(const ModelInfo& info) {
     setWindowTitle(QStringLiteral("%1 — ScriptScope").arg(QFileInfo(currentFile_).fileName()));
     modelWorkspace_->showModel(info, reselectPath_, otherModel);
     openBanner_->hide();
-    if (statusBar()->currentMessage().startsWith(tr("Could not open"))) {
-        statusBar()->clearMessage();
-    }
+    // What the status bar said belongs to the model before (a failed open, its notes): it goes.
+    statusBar()->clearMessage();
     QStringList notes;
     if (std::exchange(reloadingFromDisk_, false) && !otherModel) {
         // Saved again from Python: the new model shows, and the person is told why it changed.

@@ -392,6 +392,13 @@ private Q_SLOTS:
         QVERIFY(open(fx("mycell_traced.pt")));
         QVERIFY(window_->openErrorBannerText().isEmpty());
         QVERIFY(window_->statusBar()->currentMessage().isEmpty());
+        // A model's notes go with it too: the next model does not show them.
+        QVERIFY(open(fx("saved_on_cuda.pt")));
+        QVERIFY2(window_->statusBar()->currentMessage().contains(QStringLiteral("saved on")),
+                 qPrintable(window_->statusBar()->currentMessage()));
+        QVERIFY(open(fx("mycell_traced.pt")));
+        QVERIFY2(window_->statusBar()->currentMessage().isEmpty(),
+                 qPrintable(window_->statusBar()->currentMessage()));
         QVERIFY(window_->showWorkspace(QStringLiteral("model")));
     }
 
