@@ -268,10 +268,58 @@ void readRangeConstraints(const json& constraints, Pt2Model& model) {
 }
 
 // The exported program's JSON (a model of the archive, or the early layout's one program).
+// The root's entry of the module call graph: its out_spec, how ep.module() nests the user outputs.
+// A NamedTuple's fields by name, where the archive says them (treespec_namedtuple_fields).
+void nameFields(const json& fields, PytreeSpec& spec, int depth) {
+    if (depth > kMaxPytreeDepth) {
+        return;
+    }
+    if (spec.kind == PytreeSpec::Kind::Tuple && spec.type != "builtins.tuple") {
+        const json& names = member(member(fields, spec.type.c_str()), "field_names");
+        if (names.is_array() && names.size() == spec.children.size()) {
+            for (const json& name : names) {
+                spec.keys.push_back(stringOf(name));
+            }
+        }
+    }
+    for (PytreeSpec& child : spec.children) {
+        nameFields(fields, child, depth + 1);
+    }
+}
+
+void readOutputSpec(const json& callGraph, const json& namedTupleFields, Pt2Model& model) {
+    if (!callGraph.is_array()) {
+        model.outputSpecNote = "the archive keeps no module call graph";
+        return;
+    }
+    for (const json& entry : callGraph) {
+        if (!member(entry, "fqn").is_string() || !stringOf(member(entry, "fqn")).empty()) {
+            continue;
+        }
+        const json& spec = member(member(entry, "signature"), "out_spec");
+        if (!spec.is_string()) {
+            model.outputSpecNote = "the module call graph keeps no output spec for the root";
+            return;
+        }
+        std::string why;
+        model.outputSpec = parseTreespecJson(spec.get<std::string>(), why);
+        if (!model.outputSpec) {
+            model.outputSpecNote = why;
+        } else {
+            nameFields(namedTupleFields, *model.outputSpec, 0);
+        }
+        return;
+    }
+    model.outputSpecNote = "the module call graph has no entry for the root";
+}
+
 void readProgram(const json& program, const Pt2Limits& limits, Pt2Model& model) {
     const json& graphModule = member(program, "graph_module");
     readGraph(member(graphModule, "graph"), limits, model);
     readSignature(member(graphModule, "signature"), model);
+    // GraphModule.module_call_graph (torch/_export/serde/schema.py).
+    readOutputSpec(member(graphModule, "module_call_graph"),
+                   member(graphModule, "treespec_namedtuple_fields"), model);
     readRangeConstraints(member(program, "range_constraints"), model);
     model.torchVersion = stringOf(member(program, "torch_version"));
 }

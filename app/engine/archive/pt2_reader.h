@@ -14,10 +14,12 @@
 // read is a note, never a crash.
 #pragma once
 
+#include "pytree_spec.h"
 #include "zip_reader.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -149,6 +151,10 @@ struct Pt2Model {
     // own inputs, nodes and values, in the order the graph names them; Python shows each as a
     // submodule of the graph module.
     std::vector<Pt2Model> subgraphs;
+    // How the user outputs nest in what ep.module() returns (module_call_graph's out_spec for the
+    // root): read when the archive keeps one (outputSpecText), else why not (outputSpecNote).
+    std::optional<PytreeSpec> outputSpec;
+    std::string outputSpecNote;
     bool sampleInputs = false;
     std::string
         sampleInputsRecord; // the record of the example inputs, a torch.save of (args, kwargs)

@@ -497,6 +497,9 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
                 outputs.assign(tensors.begin(), tensors.end());
 #endif
             }
+            if (impl_->program && impl_->program->hasProgram()) {
+                return detail::programOutput(impl_->program->program(), std::move(outputs));
+            }
             return outputs.size() == 1 ? outputs.front()
                                        : c10::ivalue::Tuple::create(std::move(outputs));
         };

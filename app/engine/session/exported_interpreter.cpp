@@ -513,4 +513,14 @@ std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>
     return user;
 }
 
+c10::IValue programOutput(const Pt2Model& model, std::vector<c10::IValue> outputs) {
+    if (model.outputSpec && model.outputSpec->leaves() == outputs.size()) {
+        auto nested = nestOutputs(*model.outputSpec, outputs);
+        if (nested) {
+            return std::move(nested).value();
+        }
+    }
+    return outputs.size() == 1 ? outputs.front() : c10::ivalue::Tuple::create(std::move(outputs));
+}
+
 } // namespace scriptscope::detail

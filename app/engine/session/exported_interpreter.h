@@ -72,6 +72,10 @@ private:
     std::unique_ptr<Program> program_;
 };
 
+// The user outputs as ep.module() returns them: nested by the program's out_spec (a dict, a
+// NamedTuple, ...); without a spec that fits them, one value as it is and several as a tuple.
+c10::IValue programOutput(const Pt2Model& model, std::vector<c10::IValue> outputs);
+
 // exported_numerics.cpp: one run of the interpreter with every tensor of its graph recorded, as a
 // TorchScript archive's activations are (inputs already on the interpreter's device).
 Expected<ActivationReport> interpretedActivations(const ExportedProgram& program,

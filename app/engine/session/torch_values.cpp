@@ -670,6 +670,66 @@ Expected<c10::IValue> buildInput(const InputSpec& spec, const ImageFrame* frame)
     return inputError("unknown input kind");
 }
 
+namespace {
+
+c10::IValue nested(const PytreeSpec& spec, const std::vector<c10::IValue>& flat, size_t& next) {
+    switch (spec.kind) {
+    case PytreeSpec::Kind::Leaf:
+        return flat[next++];
+    case PytreeSpec::Kind::None:
+        return c10::IValue();
+    case PytreeSpec::Kind::List: {
+        c10::impl::GenericList list(c10::AnyType::get());
+        for (const PytreeSpec& child : spec.children) {
+            list.push_back(nested(child, flat, next));
+        }
+        return list;
+    }
+    case PytreeSpec::Kind::Dict: {
+        // Keys as Python wrote them: an int key that reads as one stays an int.
+        bool ints = !spec.keys.empty();
+        for (const std::string& key : spec.keys) {
+            ints = ints && !key.empty() &&
+                   key.find_first_not_of("-0123456789") == std::string::npos && key != "-";
+        }
+        c10::impl::GenericDict dict(ints ? c10::TypePtr(c10::IntType::get())
+                                         : c10::TypePtr(c10::StringType::get()),
+                                    c10::AnyType::get());
+        for (size_t i = 0; i < spec.children.size(); ++i) {
+            c10::IValue value = nested(spec.children[i], flat, next);
+            if (ints) {
+                dict.insert(static_cast<int64_t>(std::stoll(spec.keys[i])), std::move(value));
+            } else {
+                dict.insert(spec.keys[i], std::move(value));
+            }
+        }
+        return dict;
+    }
+    case PytreeSpec::Kind::Tuple:
+    case PytreeSpec::Kind::Other: {
+        std::vector<c10::IValue> elements;
+        for (const PytreeSpec& child : spec.children) {
+            elements.push_back(nested(child, flat, next));
+        }
+        return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    }
+    return c10::IValue();
+}
+
+} // namespace
+
+Expected<c10::IValue> nestOutputs(const PytreeSpec& spec, const std::vector<c10::IValue>& flat) {
+    const size_t leaves = spec.leaves();
+    if (leaves != flat.size()) {
+        return Error{ErrorKind::Format, "the output spec holds " + std::to_string(leaves) +
+                                            " values, the program returns " +
+                                            std::to_string(flat.size())};
+    }
+    size_t next = 0;
+    return nested(spec, flat, next);
+}
+
 OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_t valuesLimit) {
     OutputValue out;
     if (value.isNone()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "error.h"
+#include "pytree_spec.h"
 #include "run_types.h"
 
 #include <torch/script.h>
@@ -34,6 +35,11 @@ Status saveValueFile(const c10::IValue& value, const std::string& path);
 // float. On a mismatch the error names the place: "images[1] is int, not Tensor".
 Expected<c10::IValue> conformToType(const c10::IValue& value, const c10::TypePtr& type,
                                     const std::string& where, int depth = 0);
+
+// A program's flat outputs nested as Python returns them (a .pt2's out_spec, a .pte's output
+// spec): tuples (NamedTuples as tuples), lists, dicts with their keys (str keys as str, others as
+// int where they read as one), None. An error when the spec does not hold as many values.
+Expected<c10::IValue> nestOutputs(const PytreeSpec& spec, const std::vector<c10::IValue>& flat);
 
 OutputValue describeOutput(const c10::IValue& value, size_t previewValues, size_t valuesLimit = 0);
 // Moves every tensor in a value (through lists, tuples and dicts) to a device: inputs to the run's
