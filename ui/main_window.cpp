@@ -14,6 +14,7 @@
 #include "worker_client.h"
 
 #include <format.h>
+#include <model_files.h>
 
 #include <QAction>
 #include <QActionGroup>
@@ -344,8 +345,7 @@ void MainWindow::buildMenus() {
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     file->addAction(tr("&Preview Without Running…"), this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
-            this, tr("Preview an archive without running it"), {},
-            tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.pte *.zip);;All files (*)"));
+            this, tr("Preview an archive without running it"), {}, modelFileDialogFilter());
         if (!path.isEmpty()) {
             previewWithoutRunning(path);
         }
@@ -515,9 +515,9 @@ void MainWindow::showError(const Error& error) {
 }
 
 void MainWindow::chooseFile() {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open a PyTorch archive"), QFileInfo(currentFile_).absolutePath(),
-        tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.pte *.zip);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a PyTorch archive"),
+                                                      QFileInfo(currentFile_).absolutePath(),
+                                                      modelFileDialogFilter());
     if (!path.isEmpty()) {
         openFile(path);
     }

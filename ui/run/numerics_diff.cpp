@@ -10,6 +10,7 @@
 #include "worker_client.h"
 
 #include <format.h>
+#include <model_files.h>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -81,7 +82,7 @@ QWidget* NumericsPanel::buildDiff() {
     connect(diffOpen_, &QPushButton::clicked, this, [this]() {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Compare with an archive"), QFileInfo(q(modelInfo_.path)).absolutePath(),
-            tr("Models (*.pt *.pth *.zip *.pt2 *.pte);;All files (*)"));
+            modelFileDialogFilter());
         if (!path.isEmpty()) {
             compareWith(path);
         }

@@ -1,0 +1,42 @@
+#include "file_formats.h"
+
+namespace scriptscope {
+
+const std::vector<FileFormatPatterns>& modelFileFormats() {
+    static const std::vector<FileFormatPatterns> formats = {
+        {"TorchScript archives", {"*.pt", "*.pth", "*.ptl", "*.zip"}, "application/x-torchscript"},
+        {"torch.export programs", {"*.pt2"}, "application/x-pytorch-exported-program"},
+        {"ExecuTorch programs", {"*.pte"}, "application/x-executorch-program"},
+    };
+    return formats;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& patterns) {
+    std::string text;
+    for (const std::string& pattern : patterns) {
+        text += (text.empty() ? "" : " ") + pattern;
+    }
+    return text;
+}
+
+} // namespace
+
+std::string modelFilePatterns() {
+    std::vector<std::string> all;
+    for (const FileFormatPatterns& format : modelFileFormats()) {
+        all.insert(all.end(), format.patterns.begin(), format.patterns.end());
+    }
+    return joined(all);
+}
+
+std::string modelFileFilter() {
+    std::string filter = "PyTorch models (" + modelFilePatterns() + ")";
+    for (const FileFormatPatterns& format : modelFileFormats()) {
+        filter += ";;" + format.name + " (" + joined(format.patterns) + ")";
+    }
+    return filter + ";;All files (*)";
+}
+
+} // namespace scriptscope

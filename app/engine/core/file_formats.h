@@ -1,0 +1,27 @@
+// The model formats' names and file patterns, in one place: every File dialog's filter, the CLI's
+// help and the MIME package (packaging/scriptscope-mime.xml, checked against this by a test) read
+// them from here. No LibTorch, no Qt.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace scriptscope {
+
+struct FileFormatPatterns {
+    std::string name;                  // "TorchScript archives"
+    std::vector<std::string> patterns; // "*.pt", ...
+    std::string mimeType;              // "application/x-torchscript"
+};
+
+// TorchScript (torch.jit.save), torch.export (.pt2: programs and AOTInductor packages) and
+// ExecuTorch (.pte), in that order.
+const std::vector<FileFormatPatterns>& modelFileFormats();
+
+// Every model format's patterns, space-separated: "*.pt *.pth *.ptl *.zip *.pt2 *.pte".
+std::string modelFilePatterns();
+
+// A file dialog's filter: "PyTorch models (...);;TorchScript archives (...);;...;;All files (*)".
+std::string modelFileFilter();
+
+} // namespace scriptscope
