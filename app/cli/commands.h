@@ -46,4 +46,20 @@ Expected<std::unique_ptr<Model>> openModelAt(const Options& o, size_t index, boo
 // Prints `text`, or writes it to -o FILE.
 int printOrWrite(const Options& o, const std::string& text);
 
+// commands_verdict.cpp: what compare and diff compared, and what it came to.
+// A verdict's exit status: 0 the same, 1 they differ, 7 could not compare.
+int exitStatus(Verdict verdict);
+// A number as JSON holds it: null for NaN and the infinities.
+nlohmann::json number(double value);
+std::string fixedText(double value, int precision); // "0.250000", "inf"
+std::string generalText(double value);              // four digits: "1.234e-05", "inf"
+nlohmann::json criterionJson(const Criterion& criterion);
+nlohmann::json differenceJson(double maxAbs, double maxRel, double cosine, double snr);
+nlohmann::json outputComparisonJson(const OutputComparison& comparison);
+nlohmann::json verdictJson(const ComparisonVerdict& verdict);
+void printCriterion(const Criterion& criterion);
+// "Outputs     {'out': T} against {'out': T}" and a line per tensor with its numbers.
+void printOutputComparison(const OutputComparison& comparison, const Criterion& criterion);
+void printVerdict(const ComparisonVerdict& verdict);
+
 } // namespace scriptscope::cli

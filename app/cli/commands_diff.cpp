@@ -78,21 +78,37 @@ void printTensorChange(const TensorChange& t) {
 // A model against its twin in another format (a TorchScript archive and its export): the trees
 // and tensors as compared, then both run on the same inputs, their outputs and timings. Where a
 // side has no tree or weights to compare (`structureNote` says why: an AOTInductor package saved
-// without its program, an ExecuTorch program), the outputs and timings alone.
+// without its program, an ExecuTorch program), the outputs and timings alone. The outputs decide
+// as compare's do: not compared, nothing is claimed.
 int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
                      const std::string& structureNote = {}) {
-    auto sideBySide = runSideBySide(o.run, a, b);
+    auto sideBySide = runSideBySide(o.run, a, b, o.criterion);
     if (!sideBySide) {
         return fail(o, sideBySide.error());
     }
     const std::optional<RunResult>& runA = sideBySide->runA;
     const std::optional<RunResult>& runB = sideBySide->runB;
     const OutputComparison& outputs = sideBySide->outputs;
-    const std::string& outputsNote = outputs.note;
-    const bool outputsAgree = !outputs.compared || outputs.maxAbsDiff <= 1e-4;
-    // Nothing compared at all is no answer: not "the same".
     const bool structure = structureNote.empty();
-    const bool same = d.identical && outputsAgree && (structure || outputs.compared);
+    ComparisonVerdict verdict;
+    if (structure && !d.identical) {
+        verdict = {Verdict::Differ,
+                   "their " + std::string(d.modules.empty() ? "tensors" : "modules") + " differ"};
+    } else if (!outputs.compared) {
+        verdict = {
+            Verdict::CouldNotCompare,
+            (outputs.note.empty() ? std::string("the outputs were not compared") : outputs.note) +
+                (structure ? "" : "; the structure could not be compared either")};
+    } else if (!outputs.agrees) {
+        const OutputLeafComparison& leaf =
+            outputs.leaves.at(static_cast<size_t>(std::max(outputs.firstDisagreeing, 0)));
+        verdict = {Verdict::Differ,
+                   leaf.where + " is apart: " + failedMeasures(leaf.difference, o.criterion)};
+    } else {
+        verdict = {Verdict::Same, structure ? "the same modules and tensors, and outputs that agree"
+                                            : "outputs that agree (the structure could not be "
+                                              "compared)"};
+    }
     if (o.json) {
         const nlohmann::json modules = moduleChangesJson(d.modules);
         nlohmann::json tensors = nlohmann::json::array();
@@ -106,21 +122,21 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
         }
         nlohmann::json j = {{"a", d.pathA},
                             {"b", d.pathB},
-                            {"same", same},
+                            {"same", verdict.verdict == Verdict::Same},
                             {"modules", modules},
                             {"tensors", tensors},
                             {"tensors_compared", d.tensorsCompared},
-                            {"outputs_compared", outputs.compared},
-                            {"outputs_note", outputsNote}};
+                            {"criterion", criterionJson(o.criterion)},
+                            {"outputs", outputComparisonJson(outputs)}};
+        j.update(verdictJson(verdict));
         if (!structure) {
             j["structure_note"] = structureNote;
         }
         if (outputs.compared) {
-            j["outputs_max_abs_diff"] = outputs.maxAbsDiff;
             j["p50_ms"] = {runA->stats.p50, runB->stats.p50};
         }
         std::cout << j.dump(2) << "\n";
-        return same ? kExitOk : kExitError;
+        return exitStatus(verdict.verdict);
     }
     std::cout << "--- " << d.pathA << " (" << d.formatA << ")\n+++ " << d.pathB << " (" << d.formatB
               << ")\n";
@@ -138,26 +154,16 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
     for (const auto& t : d.tensors) {
         printTensorChange(t);
     }
+    printCriterion(o.criterion);
+    printOutputComparison(outputs, o.criterion);
     if (outputs.compared) {
-        std::cout << "Outputs     max |diff| " << outputs.maxAbsDiff
-                  << (outputs.maxAbsDiff <= 1e-4 ? " (within 1e-4)" : " (more than 1e-4)")
-                  << (outputs.note.empty() ? "" : ", at " + outputs.note) << "\n"
-                  << std::fixed << std::setprecision(3) << "Timing      p50 " << runA->stats.p50
+        std::cout << std::fixed << std::setprecision(3) << "Timing      p50 " << runA->stats.p50
                   << " ms (" << d.formatA << ") against " << runB->stats.p50 << " ms (" << d.formatB
                   << "), " << runA->samplesMs.size() << " runs each on " << runA->device << "\n"
                   << std::defaultfloat;
-    } else {
-        std::cout << "Outputs     " << outputsNote << "\n";
     }
-    if (!structure) {
-        std::cout << (!outputs.compared ? "Nothing could be compared."
-                      : same            ? "The same outputs (the structure could not be compared)."
-                                        : "They differ.")
-                  << "\n";
-    } else {
-        std::cout << (same ? "The same model." : "They differ.") << "\n";
-    }
-    return same ? kExitOk : kExitError;
+    printVerdict(verdict);
+    return exitStatus(verdict.verdict);
 }
 
 } // namespace
@@ -228,6 +234,7 @@ int commandDiff(const Options& o) {
         std::cout << nlohmann::json({{"a", d.pathA},
                                      {"b", d.pathB},
                                      {"identical", d.identical},
+                                     {"verdict", d.identical ? "same" : "differ"},
                                      {"modules", modules},
                                      {"tensors", tensors},
                                      {"tensors_compared", d.tensorsCompared},

@@ -134,7 +134,7 @@ int commandActivations(const Options& o) {
     request.referenceFile = o.referenceFile;
     request.referenceModel = o.compareModel;
     request.referenceOperatorLibraries = o.opLibraries;
-    request.tolerance = o.tolerance;
+    request.criterion = o.criterion;
     auto result = session.activations(request);
     if (!result) {
         return fail(o, result.error());
@@ -171,8 +171,11 @@ int commandActivations(const Options& o) {
             j["memory"] = {{"note", r.memory.note}};
         }
         if (compared) {
+            const ComparisonVerdict verdict = verdictOf(r);
             j["comparison"] = {{"with", r.comparison},
-                               {"tolerance", r.tolerance},
+                               {"criterion", criterionJson(r.criterion)},
+                               {"verdict", toString(verdict.verdict)},
+                               {"verdict_reason", verdict.why},
                                {"compared", r.comparedCount},
                                {"first_difference", describe(r.firstDifference)},
                                {"unmatched", r.unmatched}};
@@ -254,11 +257,16 @@ int commandActivations(const Options& o) {
         std::cout << "Compared with " << r.comparison << ": " << r.comparedCount << " values";
         if (r.firstDifference >= 0) {
             const auto& d = r.records[static_cast<size_t>(r.firstDifference)];
-            std::cout << "; the first beyond " << r.tolerance << " is #" << r.firstDifference
-                      << " %" << d.value << " from " << where(d) << ": max |diff| " << d.maxAbsDiff
-                      << "\n";
+            ValueDifference difference;
+            difference.maxAbsDiff = d.maxAbsDiff;
+            difference.maxRelDiff = d.maxRelDiff;
+            difference.cosine = d.cosine;
+            difference.snrDb = d.snrDb;
+            std::cout << "; the first apart (" << scriptscope::describe(r.criterion) << ") is #"
+                      << r.firstDifference << " %" << d.value << " from " << where(d) << ": "
+                      << failedMeasures(difference, r.criterion) << "\n";
         } else {
-            std::cout << ", all within " << r.tolerance << "\n";
+            std::cout << ", all agree (" << scriptscope::describe(r.criterion) << ")\n";
         }
         if (!r.unmatched.empty()) {
             std::cout << "Matched no module output:";

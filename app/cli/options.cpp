@@ -128,8 +128,8 @@ const char* const kActivationsFooter =
 prints every tensor value it computed, in execution order: the node's operator and module, the
 shape, min/max/mean/std over the finite values and the NaN and Inf counts. A node in a loop gives
 one line per iteration (#N). --first-nonfinite prints only the first value with a NaN or an Inf
-and the values its node read. Comparisons, node by node (the first value beyond --tolerance is
-named):
+and the values its node read. Comparisons, node by node (the first value that does not agree by
+--rtol, --min-snr, --min-cosine or --atol, as compare's, is named):
   --compare-device D   the same model and inputs on another device (cpu against cuda)
   --compare-input SPEC / --compare-inputs FILE
                        the same model with other inputs (before and after a change)
@@ -149,29 +149,48 @@ with inputs times both (interleaved, after at least 3 warm-up runs) and compares
 const char* const kDiffFooter =
     R"(Compares two archives: modules added, removed or of another type; parameters and buffers that
 differ (max |difference|, or shape or dtype); plain attributes; the code and graph of every
-method (a diff); extra files. The exit status is 0 when they are the same, 1 when they differ
-(or cannot be read), 2 for a usage error.
+method (a diff); extra files.
 
-A TorchScript archive and a torch.export archive (.pt2) of the same model ("is my export the same
-model?"): the module trees and every parameter and buffer by name; with --input or --inputs, both
-run on the same inputs (the .pt2 through its AOTInductor-compiled model, PyTorch 2.x builds) and
-their outputs must agree within 1e-4; their timings are shown side by side. Code and graphs
-differ by nature and are not compared.)";
+A model against its twin in another format (a TorchScript archive and its torch.export program,
+a .pt2 and its .pte): the module trees and every parameter and buffer by name where both have
+them; both run on the same inputs (--input/--inputs, or the sample inputs a .pt2 keeps) and their
+outputs, at the same places of their structures, must agree by the criterion below (as compare's);
+their timings are shown side by side. Code and graphs differ by nature and are not compared.
+
+Two values agree when max |diff| <= --atol, or when max |diff| / max |reference| <= --rtol and
+SNR >= --min-snr dB and cosine >= --min-cosine (defaults: 1e-3, 40 dB, 0.9999; no atol).
+Exit status: 0 the same; 1 they differ (or a model cannot be read or run); 7 could not compare
+(the outputs' structures differ, or nothing could be compared); 2 a usage error; 3 and 4 the work
+crashed or timed out.)";
 
 const char* const kCompareFooter =
-    R"(Runs both models on the same inputs and compares them module output by module output, in the
-order the first one runs: a TorchScript archive against its torch.export twin (.pt2), two exports
-(float32 against a bfloat16 or quantized copy), or two versions of one archive. A module's output
-is what a forward hook on it sees; modules whose operators differ (a decomposed op, a fused one)
-are still compared at their boundary. Values no module output matches are matched by the name of
-the torch.export node that made them, where both sides know it (two exports; a .pte whose
-ETRecord lies beside it, a delegate at its last operator), and then by the order of the operators
-inside their module where both run the same ones there (shown as module/op#n). For each matched
-value: max |difference|, the largest
-difference relative to the second's largest |value|, cosine similarity and SNR. The first
-divergence is the earliest value whose max |difference| passes --tolerance. With no inputs given,
-both take the sample inputs a .pt2 keeps. The exit status is 0 when nothing diverges, 1 when
-something does (or a model cannot be run), 2 for a usage error.)";
+    R"(Runs both models on the same inputs and compares their final outputs, then every value inside
+that can be matched, in the order the first one runs: a TorchScript archive against its
+torch.export twin (.pt2), an export against its ExecuTorch program (.pte), two exports (float32
+against a bfloat16 or quantized copy), or two versions of one archive; the order of A and B
+changes only which is the reference (B).
+
+The final outputs are always compared, flattened the same way on both sides (a .pt2's and a .pte's
+nested by their output spec), their structures checked: tuples and lists alike, dict keys by name.
+Inside, a module's output is what a forward hook on it sees, call by call: a module called N times
+(a block's ReLU, a shared activation, a loop's body) gives N values on each side, matched in call
+order. Modules whose operators differ (a decomposed op, a fused one) are compared at their
+boundary. Values no module output matches are matched by the name of the torch.export node that
+made them, where both sides know it (two exports; a .pte whose ETRecord lies beside it, a
+delegate at its last operator), and then by the order of the operators inside their module where
+both run the same ones there (shown as module/op#n). For each matched value: max |difference|,
+max relative difference (over B's largest |value|), cosine similarity and SNR.
+
+Two values agree when max |diff| <= --atol, or when max |diff| / max |reference| <= --rtol and
+SNR >= --min-snr dB and cosine >= --min-cosine (defaults: 1e-3, 40 dB, 0.9999; no atol): relative
+measures, so that a near-zero output cannot make everything equal. The first divergence is the
+earliest value that does not agree. With no inputs given, both take the sample inputs one of them
+keeps (a .pt2's).
+
+Exit status: 0 the same (the outputs and every matched value agree); 1 they differ (or a model
+cannot be read or run); 7 could not compare (the outputs could not be compared: their structures
+differ, a side cannot run, no inputs); 2 a usage error; 3 and 4 the work crashed or timed out.
+In CI: scriptscope-cli compare model.pt2 model.pte || exit 1)";
 
 const char* const kDevicesFooter =
     R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
@@ -474,6 +493,30 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
             ->type_name("D")
             ->capture_default_str();
     };
+    // When two values agree (verdict.h): the same options wherever values are compared.
+    const auto criterionOptions = [&o](CLI::App* sub) {
+        const auto atLeastZero =
+            aNumber([](double t) { return t >= 0; }, "expects a number of at least 0");
+        sub->add_option("--rtol", o.criterion.rtol,
+                        "Largest max |diff| / max |reference| that agrees")
+            ->type_name("R")
+            ->check(atLeastZero)
+            ->capture_default_str();
+        sub->add_option("--min-snr", o.criterion.minSnrDb, "Lowest SNR in dB that agrees")
+            ->type_name("DB")
+            ->check(aNumber([](double) { return true; }, "expects a number"))
+            ->capture_default_str();
+        sub->add_option("--min-cosine", o.criterion.minCosine, "Lowest cosine that agrees")
+            ->type_name("C")
+            ->check(aNumber([](double c) { return c >= -1 && c <= 1; },
+                            "expects a number from -1 to 1"))
+            ->capture_default_str();
+        sub->add_option("--atol,--tolerance", o.criterion.atol,
+                        "max |diff| at most this agrees whatever else\n(--tolerance: the same)")
+            ->type_name("A")
+            ->check(atLeastZero)
+            ->capture_default_str();
+    };
     CLI::App* activations =
         command("activations", "Every value one run computes, the first NaN, comparisons",
                 kActivationsFooter, "MODEL", "The TorchScript archive");
@@ -502,11 +545,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->add_option("--compare-model", o.compareModel,
                      "Compare with another archive's module outputs")
         ->type_name("B");
-    activations
-        ->add_option("--tolerance", o.tolerance, "max |difference| that still counts as equal")
-        ->type_name("T")
-        ->check(aNumber([](double t) { return t >= 0; }, "expects a number of at least 0"))
-        ->capture_default_str();
+    criterionOptions(activations);
     activations->add_option("--bins", o.bins, "Histogram bins (JSON)")
         ->type_name("N")
         ->transform(aWholeNumber(1))
@@ -546,6 +585,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     diff->add_option("--iters,--iterations", o.run.iterations,
                      "Timed runs of each (a .pt against a .pt2 with --input)")
         ->capture_default_str();
+    criterionOptions(diff);
     jsonFlag(diff);
 
     CLI::App* compare = command("compare",
@@ -556,10 +596,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("")
         ->required();
     runOptions(compare);
-    compare->add_option("--tolerance", o.tolerance, "max |difference| that still counts as equal")
-        ->type_name("T")
-        ->check(aNumber([](double t) { return t >= 0; }, "expects a number of at least 0"))
-        ->capture_default_str();
+    criterionOptions(compare);
     jsonFlag(compare);
 
     CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <run_types.h>
+#include <verdict.h>
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,9 @@ constexpr int kExitTimedOut = 4;
 constexpr int kExitNeedsNewerLibTorch = 5;
 // An --op-library that cannot be loaded (missing, built for another LibTorch, crashing).
 constexpr int kExitOperatorLibrary = 6;
+// compare and diff: too little could be compared to say whether the two are the same (the
+// outputs' structures differ, no output could be compared, nothing matched).
+constexpr int kExitCouldNotCompare = 7;
 
 const char* const kProgram = "scriptscope-cli";
 
@@ -61,7 +65,7 @@ struct Options {
     std::optional<RunRequest> compareRun;
     std::string referenceFile;
     std::string compareModel;
-    double tolerance = 1e-4;
+    Criterion criterion; // --atol, --rtol, --min-snr, --min-cosine
     int bins = 32;
     // optimize
     bool freeze = false;

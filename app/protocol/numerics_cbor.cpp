@@ -9,11 +9,24 @@ void describe(Fields& f, DiffLine& l) {
     f("op", l.op)("text", l.text)("lineA", l.lineA)("lineB", l.lineB)("count", l.count);
 }
 
+void describe(Fields& f, Criterion& c) {
+    f.row("c", c.atol, c.rtol, c.minSnrDb, c.minCosine);
+}
+
+void describe(Fields& f, ValueDifference& d) {
+    f.row("d", d.maxAbsDiff, d.maxRelDiff, d.cosine, d.snrDb, d.largestAt);
+}
+
+void describe(Fields& f, OutputLeafComparison& l) {
+    f("where", l.where)("shape", l.shape)("referenceShape", l.referenceShape);
+    f("compared", l.compared)("note", l.note)("difference", l.difference)("agrees", l.agrees);
+}
+
 void describe(Fields& f, ActivationRequest& r) {
     f("run", r.run)("bins", r.bins)("pinNodes", r.pinNodes)("pinBytes", r.pinBytes);
     f("compareDevice", r.compareDevice)("compareRun", r.compareRun);
     f("referenceFile", r.referenceFile)("referenceModel", r.referenceModel);
-    f("referenceLibraries", r.referenceOperatorLibraries)("tolerance", r.tolerance);
+    f("referenceLibraries", r.referenceOperatorLibraries)("criterion", r.criterion);
     f("compareBytes", r.compareBytes);
 }
 
@@ -43,7 +56,9 @@ void describe(Fields& f, MemoryTimeline& m) {
 }
 
 void describe(Fields& f, OutputComparison& c) {
-    f("compared", c.compared)("note", c.note)("maxAbsDiff", c.maxAbsDiff);
+    f("compared", c.compared)("note", c.note)("structure", c.structure);
+    f("referenceStructure", c.referenceStructure)("leaves", c.leaves)("agrees", c.agrees);
+    f.row("worst", c.maxAbsDiff, c.worstSnrDb, c.worstCosine, c.firstDisagreeing);
 }
 
 void describe(Fields& f, OutputsOnly& o) {
@@ -55,7 +70,8 @@ void describe(Fields& f, ActivationReport& r) {
     f("model", r.model)("method", r.method)("device", r.device)("records", r.records);
     f.row("first", r.firstNonFinite, r.firstDifference);
     f("firstInputs", r.firstNonFiniteInputs)("comparison", r.comparison);
-    f("tolerance", r.tolerance)("compared", r.comparedCount)("unmatched", r.unmatched);
+    f("criterion", r.criterion)("compared", r.comparedCount)("unmatched", r.unmatched);
+    f("outputs", r.outputs);
     f("references", r.referenceCount)("operators", r.operatorsMatched)("memory", r.memory);
     f("notes", r.notes)("runMs", r.runMs)("pinnedBytes", r.pinnedBytes)("output", r.output);
     if (f.include(!r.outputsOnly.why.empty())) {

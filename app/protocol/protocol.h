@@ -21,7 +21,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 11;
+constexpr int kVersion = 12;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {

@@ -1164,26 +1164,27 @@ private Q_SLOTS:
             QVERIFY(!ran["profile"]["operators"].empty());
             QVERIFY2(run.err.find("cpuinfo") == std::string::npos, run.err.c_str()); // its log kept
             // The int8 copy against the float export it was lowered from: exit status 1, the
-            // first divergence at the first quantized delegate's output, the export's relu_1.
+            // first divergence at the first quantized delegate's output, the export's relu_1
+            // (first_divergence: the row of `values` it is).
             const QString built = QStringLiteral(SCRIPTSCOPE_PTE_DIR "/");
             const auto compared =
                 cli({QStringLiteral("compare"), built + QStringLiteral("cnn_int8_xnnpack.pte"),
                      built + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
-                     built + QStringLiteral("inputs.pt"), QStringLiteral("--tolerance"),
-                     QStringLiteral("1e-3"), QStringLiteral("--json")});
+                     built + QStringLiteral("inputs.pt"), QStringLiteral("--json")});
             QCOMPARE(compared.exitCode, 1);
             const auto report = nlohmann::json::parse(compared.out);
-            QVERIFY2(report["first_divergence"]["compared_with"].get<std::string>().rfind(
-                         "%relu_1 in ", 0) == 0,
+            QCOMPARE(report["verdict"].get<std::string>(), std::string("differ"));
+            const auto& first = report["values"].at(report["first_divergence"].get<size_t>());
+            QVERIFY2(first["compared_with"].get<std::string>().rfind("%relu_1 in ", 0) == 0,
                      compared.out.c_str());
+            QVERIFY(!first["agrees"].get<bool>());
             QCOMPARE(report["operators_matched"].get<int>(), 2);
             const auto portable =
                 cli({QStringLiteral("compare"), built + QStringLiteral("cnn_portable.pte"),
                      built + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
-                     built + QStringLiteral("inputs.pt"), QStringLiteral("--tolerance"),
-                     QStringLiteral("1e-5")});
+                     built + QStringLiteral("inputs.pt")});
             QVERIFY2(portable.exitCode == 0, portable.out.c_str());
-            QVERIFY2(portable.out.find("Matched 3 of the 3") != std::string::npos &&
+            QVERIFY2(portable.out.find("matched 3 of the 3") != std::string::npos &&
                          portable.out.find("and 3 more values inside modules") != std::string::npos,
                      portable.out.c_str());
         } else {
@@ -1460,17 +1461,17 @@ private Q_SLOTS:
         QVERIFY2(compared.exitCode == 0, (compared.out + compared.err).c_str());
         const auto report = nlohmann::json::parse(compared.out);
         QCOMPARE(report["matched_by"].get<std::string>(), std::string("outputs only"));
-        QCOMPARE(report["outputs_max_abs_diff"].get<double>(), 0.0);
+        QCOMPARE(report["outputs"]["leaves"][0]["max_abs_diff"].get<double>(), 0.0);
+        QCOMPARE(report["verdict"].get<std::string>(), std::string("same"));
         QVERIFY(report["nodes_not_matched"].get<std::string>().find("AOTInductor") !=
                 std::string::npos);
-        // Nothing to run on: said, and not "the same".
+        // Nothing to run on: said, and not "the same": its own exit status.
         const auto unrun = cli({QStringLiteral("diff"), package, package});
-        QCOMPARE(unrun.exitCode, 1);
-        QVERIFY2(unrun.out.find("Nothing could be compared") != std::string::npos,
-                 unrun.out.c_str());
+        QCOMPARE(unrun.exitCode, 7);
+        QVERIFY2(unrun.out.find("could not compare") != std::string::npos, unrun.out.c_str());
 #if SCRIPTSCOPE_TEST_EXECUTORCH
-        // A .pte against its export: the outputs of the portable kernels agree within 1e-4,
-        // the int8 copy's do not.
+        // A .pte against its export: the outputs of the portable kernels agree, the int8
+        // copy's do not.
         const QString pte = QStringLiteral(SCRIPTSCOPE_PTE_DIR "/");
         for (const auto& [name, status] :
              {std::pair<const char*, int>{"cnn_portable.pte", 0}, {"cnn_int8_xnnpack.pte", 1}}) {
@@ -1478,7 +1479,9 @@ private Q_SLOTS:
                                 pte + QStringLiteral("cnn.pt2"), QStringLiteral("--inputs"),
                                 pte + QStringLiteral("inputs.pt")});
             QVERIFY2(r.exitCode == status, (r.out + r.err).c_str());
-            QVERIFY2(r.out.find("Outputs     max |diff|") != std::string::npos, r.out.c_str());
+            QVERIFY2(r.out.find("Outputs     T against T") != std::string::npos &&
+                         r.out.find("max |diff|") != std::string::npos,
+                     r.out.c_str());
         }
 #endif
     }
@@ -1514,12 +1517,13 @@ private Q_SLOTS:
         auto r = cli({QStringLiteral("compare"), fx("diff_base.pt"), fx("diff_retyped.pt"),
                       QStringLiteral("--inputs"), inputs});
         QVERIFY2(r.exitCode == 1, (r.out + r.err).c_str());
-        QVERIFY2(r.out.find("First divergence beyond 0.0001: act") != std::string::npos,
+        QVERIFY2(r.out.find("First divergence: act") != std::string::npos &&
+                     r.out.find("Verdict     they differ") != std::string::npos,
                  r.out.c_str());
         r = cli({QStringLiteral("compare"), fx("diff_base.pt"), fx("diff_same.pt"),
                  QStringLiteral("--inputs"), inputs});
         QVERIFY2(r.exitCode == 0, (r.out + r.err).c_str());
-        QVERIFY(r.out.find("No divergence beyond") != std::string::npos);
+        QVERIFY(r.out.find("Verdict     the same") != std::string::npos);
         const std::string saved = std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/";
         const QString twin = QString::fromStdString(saved + "traced_cnn.torch2.14.pt");
         const QString exported = QString::fromStdString(saved + "exported_cnn.torch2.14.pt2");

@@ -66,15 +66,15 @@ void addToEach(float* values, size_t n, float delta) {
 
 // `a`'s values compared with the module outputs of `b` on the CNN's inputs (none: the samples
 // the .pt2 keeps).
-Expected<ActivationReport> compare(const std::string& a, const std::string& b, double tolerance,
-                                   bool inputs = true) {
+Expected<ActivationReport> compare(const std::string& a, const std::string& b, bool inputs = true,
+                                   const Criterion& criterion = Criterion()) {
     auto model = open(a);
     ActivationRequest request;
     if (inputs) {
         request.run.inputsFile = kInputs;
     }
     request.referenceModel = b;
-    request.tolerance = tolerance;
+    request.criterion = criterion;
     return model->activations(request);
 }
 
@@ -138,8 +138,7 @@ private Q_SLOTS:
     // inputs taken for both): every module output matched, none apart.
     void twinsAgree() {
         for (const bool fromPt : {true, false}) {
-            const auto report =
-                fromPt ? compare(kTwin, kExport, 1e-5) : compare(kExport, kTwin, 1e-5, false);
+            const auto report = fromPt ? compare(kTwin, kExport) : compare(kExport, kTwin, false);
             QVERIFY2(report, report ? "" : report.error().message.c_str());
             QCOMPARE(report->referenceCount, 3);
             QVERIFY(report->unmatched.empty());
@@ -164,7 +163,7 @@ private Q_SLOTS:
     void firstDivergenceIsTheChangedModule() {
         const std::string fc = exportWithWeight(temp("fc.pt2"), "fc.weight",
                                                 [](float* v, size_t n) { addToEach(v, n, 1e-2f); });
-        const auto linear = compare(kTwin, fc, 1e-4);
+        const auto linear = compare(kTwin, fc);
         QVERIFY2(linear, linear ? "" : linear.error().message.c_str());
         QVERIFY(linear->firstDifference >= 0);
         const ActivationRecord& changed = firstDivergence(*linear);
@@ -175,7 +174,7 @@ private Q_SLOTS:
         const std::string conv = exportWithWeight(
             temp("conv.pt2"), "conv.weight", [](float* v, size_t n) { addToEach(v, n, 1e-2f); });
         for (const bool fromPt : {true, false}) {
-            const auto report = fromPt ? compare(kTwin, conv, 1e-4) : compare(conv, kTwin, 1e-4);
+            const auto report = fromPt ? compare(kTwin, conv) : compare(conv, kTwin);
             QVERIFY2(report, report ? "" : report.error().message.c_str());
             QVERIFY(report->firstDifference >= 0);
             QCOMPARE(firstDivergence(*report).moduleOutputs, std::vector<std::string>{"conv"});
@@ -256,7 +255,6 @@ private Q_SLOTS:
         ActivationRequest request;
         request.run.inputsFile = built + "/resnet50.inputs.pt";
         request.referenceModel = built + "/resnet50.pt2";
-        request.tolerance = 1e-4;
         const auto resnet = twin->activations(request);
         QVERIFY2(resnet, resnet ? "" : resnet.error().message.c_str());
         const int matched = resnet->referenceCount - static_cast<int>(resnet->unmatched.size());
@@ -270,7 +268,6 @@ private Q_SLOTS:
         ActivationRequest blocks;
         blocks.run.inputsFile = built + "/blocks_bf16.inputs.pt";
         blocks.referenceModel = built + "/blocks.pt2";
-        blocks.tolerance = 1e-4;
         const auto report = cast->activations(blocks);
         QVERIFY2(report, report ? "" : report.error().message.c_str());
         QVERIFY(report->firstDifference >= 0);
@@ -281,7 +278,7 @@ private Q_SLOTS:
     // What cannot be compared says why: a reference that does not open, a compiled package's
     // values (it runs as one call).
     void refusalsSayWhy() {
-        const auto missing = compare(kTwin, temp("none.pt2"), 1e-4);
+        const auto missing = compare(kTwin, temp("none.pt2"));
         QVERIFY(!missing);
         QVERIFY2(missing.error().message.find("none.pt2") != std::string::npos,
                  missing.error().message.c_str());

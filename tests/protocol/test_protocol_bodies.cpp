@@ -8,6 +8,9 @@
 
 #include <QCborValue>
 
+#include <cmath>
+#include <limits>
+
 using namespace scriptscope;
 using namespace scriptscope::protocol;
 
@@ -109,7 +112,10 @@ private Q_SLOTS:
         r.referenceFile = "ref.pt";
         r.referenceModel = "model.pt";
         r.referenceOperatorLibraries = {"libops.so"};
-        r.tolerance = 0.5;
+        r.criterion.atol = 0.5;
+        r.criterion.rtol = 0.25;
+        r.criterion.minSnrDb = 12.5;
+        r.criterion.minCosine = 0.75;
         r.compareBytes = 777;
         const ActivationRequest b = activationRequestFromCbor(wire(toCbor(r)));
         QVERIFY(sameRun(b.run, r.run));
@@ -121,7 +127,10 @@ private Q_SLOTS:
         QCOMPARE(b.referenceFile, r.referenceFile);
         QCOMPARE(b.referenceModel, r.referenceModel);
         QCOMPARE(b.referenceOperatorLibraries, r.referenceOperatorLibraries);
-        QCOMPARE(b.tolerance, 0.5);
+        QCOMPARE(b.criterion.atol, 0.5);
+        QCOMPARE(b.criterion.rtol, 0.25);
+        QCOMPARE(b.criterion.minSnrDb, 12.5);
+        QCOMPARE(b.criterion.minCosine, 0.75);
         QCOMPARE(b.compareBytes, uint64_t(777));
 
         r.compareRun.reset();
@@ -140,8 +149,25 @@ private Q_SLOTS:
         r.firstNonFiniteInputs = {0};
         r.firstDifference = 0;
         r.comparison = "cuda:0";
-        r.tolerance = 0.01;
+        r.criterion.rtol = 0.01;
         r.comparedCount = 2;
+        r.outputs.compared = true;
+        r.outputs.agrees = false;
+        r.outputs.structure = "{'out': T}";
+        r.outputs.referenceStructure = "{'out': T}";
+        r.outputs.firstDisagreeing = 0;
+        r.outputs.worstSnrDb = -std::numeric_limits<double>::infinity();
+        OutputLeafComparison leaf;
+        leaf.where = "output['out']";
+        leaf.shape = {1, 4};
+        leaf.referenceShape = {1, 4};
+        leaf.compared = true;
+        leaf.difference.maxAbsDiff = 0.5;
+        leaf.difference.maxRelDiff = 0.25;
+        leaf.difference.cosine = 0.5;
+        leaf.difference.snrDb = 3;
+        leaf.difference.largestAt = 2;
+        r.outputs.leaves = {leaf};
         r.unmatched = {"x"};
         r.notes = {"n"};
         r.runMs = 4.5;
@@ -155,7 +181,9 @@ private Q_SLOTS:
         r.memory.peakBytes = 24;
         r.memory.peakRecords = {0, 1};
         r.outputsOnly.why = "no program";
-        r.outputsOnly.outputs = {true, "output, flat index 3", 0.25};
+        r.outputsOnly.outputs.compared = true;
+        r.outputsOnly.outputs.note = "output, flat index 3";
+        r.outputsOnly.outputs.maxAbsDiff = 0.25;
         r.outputsOnly.p50Ms = 1.5;
         r.outputsOnly.otherP50Ms = 0.75;
         r.outputsOnly.runs = 20;
@@ -223,8 +251,20 @@ private Q_SLOTS:
         QCOMPARE(b.firstNonFiniteInputs, r.firstNonFiniteInputs);
         QCOMPARE(b.firstDifference, 0);
         QCOMPARE(b.comparison, r.comparison);
-        QCOMPARE(b.tolerance, r.tolerance);
+        QCOMPARE(b.criterion.rtol, 0.01);
         QCOMPARE(b.comparedCount, 2);
+        QVERIFY(b.outputs.compared && !b.outputs.agrees);
+        QCOMPARE(b.outputs.structure, r.outputs.structure);
+        QCOMPARE(b.outputs.referenceStructure, r.outputs.referenceStructure);
+        QCOMPARE(b.outputs.firstDisagreeing, 0);
+        QVERIFY(std::isinf(b.outputs.worstSnrDb) && b.outputs.worstSnrDb < 0);
+        QCOMPARE(b.outputs.leaves.size(), size_t(1));
+        QCOMPARE(b.outputs.leaves[0].where, leaf.where);
+        QCOMPARE(b.outputs.leaves[0].shape, leaf.shape);
+        QVERIFY(b.outputs.leaves[0].compared);
+        QCOMPARE(b.outputs.leaves[0].difference.cosine, 0.5);
+        QCOMPARE(b.outputs.leaves[0].difference.snrDb, 3.0);
+        QCOMPARE(b.outputs.leaves[0].difference.largestAt, int64_t(2));
         QCOMPARE(b.unmatched, r.unmatched);
         QCOMPARE(b.notes, r.notes);
         QCOMPARE(b.runMs, r.runMs);

@@ -112,7 +112,7 @@ QVariant ActivationTableModel::data(const QModelIndex& index, int role) const {
     const auto row = static_cast<size_t>(index.row());
     const ActivationRecord& r = report_.records[row];
     const bool stats = r.note.empty() && r.numel > 0 && !noFiniteValue(r);
-    const bool beyond = r.compared && r.maxAbsDiff > report_.tolerance;
+    const bool beyond = !recordAgrees(r, report_.criterion);
     if (role == RecordRole) {
         return index.row();
     }

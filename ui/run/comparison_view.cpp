@@ -4,17 +4,19 @@
 #include <elided_label.h>
 #include <format.h>
 #include <graph_diagram.h>
+#include <model_files.h>
 
-#include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFont>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -63,22 +65,45 @@ ComparisonView::ComparisonView(QWidget* parent)
     auto* bar = new QHBoxLayout;
     choose_ = new QPushButton(tr("Compare with a model\u2026"), this);
     choose_->setObjectName(QStringLiteral("compareModel"));
-    choose_->setToolTip(tr("Runs this model and another (a .pt, a .pt2: its export, another "
-                           "copy) on the Run workspace's inputs, module output by module output"));
-    tolerance_ = toleranceBox(this, tr("The largest |difference| that is not yet a divergence"));
+    criterion_ = new CriterionBox(this);
     first_ = new QPushButton(tr("Go to the first divergence"), this);
     first_->setObjectName(QStringLiteral("firstDivergence"));
     first_->setToolTip(tr("Selects it in the table and in both diagrams"));
     bar->addWidget(choose_);
-    bar->addWidget(tolerance_);
+    bar->addWidget(criterion_);
     bar->addWidget(first_);
     bar->addStretch();
     layout->addLayout(bar);
+    verdict_ = new QLabel(this);
+    verdict_->setObjectName(QStringLiteral("comparisonVerdict"));
+    verdict_->setWordWrap(true);
+    verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    verdict_->setContentsMargins(6, 3, 6, 3);
+    verdict_->setAutoFillBackground(true);
+    layout->addWidget(verdict_);
     summary_ = new QLabel(this);
     summary_->setObjectName(QStringLiteral("comparisonSummary"));
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(summary_);
+    // The module outputs of the other model that nothing matched: a count, the names on demand.
+    unmatchedToggle_ = new QToolButton(this);
+    unmatchedToggle_->setObjectName(QStringLiteral("unmatchedToggle"));
+    unmatchedToggle_->setCheckable(true);
+    unmatchedToggle_->setArrowType(Qt::RightArrow);
+    unmatchedToggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    unmatchedToggle_->setAutoRaise(true);
+    unmatched_ = new QPlainTextEdit(this);
+    unmatched_->setObjectName(QStringLiteral("unmatchedList"));
+    unmatched_->setReadOnly(true);
+    unmatched_->setMaximumHeight(120);
+    unmatched_->hide();
+    layout->addWidget(unmatchedToggle_);
+    layout->addWidget(unmatched_);
+    connect(unmatchedToggle_, &QToolButton::toggled, this, [this](bool open) {
+        unmatched_->setVisible(open);
+        unmatchedToggle_->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+    });
     table_ = new QTableWidget(0, ColumnCount, this);
     table_->setObjectName(QStringLiteral("comparisonTable"));
     table_->setHorizontalHeaderLabels({tr("#"), tr("Module or %node"), tr("Node"), tr("Shape"),
@@ -123,9 +148,8 @@ ComparisonView::ComparisonView(QWidget* parent)
     layout->addWidget(splitter_, 1);
 
     connect(choose_, &QPushButton::clicked, this, [this]() {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Compare with"), {},
-            tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Compare with"), {}, modelFileDialogFilter());
         if (!path.isEmpty()) {
             Q_EMIT compareRequested(path);
         }
@@ -139,13 +163,15 @@ ComparisonView::ComparisonView(QWidget* parent)
             selectRecord(selectedRecord(), false);
         }
     });
+    setUnavailable({});
     clear();
 }
 
 void ComparisonView::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange && table_->rowCount() > 0) {
-        // The diverging rows' colour is the theme's: the table drawn again, its selection kept.
+    if (event->type() == QEvent::PaletteChange && !report_.comparison.empty()) {
+        // The verdict's and the diverging rows' colours are the theme's: drawn again, the
+        // selection kept.
         const int selected = selectedRecord();
         setReport(ActivationReport(report_));
         if (selected >= 0) {
@@ -154,16 +180,17 @@ void ComparisonView::changeEvent(QEvent* event) {
     }
 }
 
-double ComparisonView::tolerance() const {
-    return tolerance_->value();
+Criterion ComparisonView::criterion() const {
+    return criterion_->criterion();
 }
 
 void ComparisonView::setUnavailable(const QString& why) {
     choose_->setEnabled(why.isEmpty());
-    choose_->setToolTip(why.isEmpty() ? tr("Runs this model and another (a .pt, a .pt2: its "
-                                           "export, another copy) on the Run workspace's inputs, "
-                                           "module output by module output")
-                                      : why);
+    choose_->setToolTip(why.isEmpty()
+                            ? tr("Runs this model and another (its TorchScript twin, its export, "
+                                 "its .pte, another copy) on the Run workspace's inputs: their "
+                                 "outputs, then every value inside that can be matched")
+                            : why);
     if (!why.isEmpty()) {
         summary_->setText(tr("Not for this model: %1").arg(why.toHtmlEscaped()));
     }
@@ -180,21 +207,177 @@ void ComparisonView::clear() {
     table_->setRowCount(0);
     firstRecord_ = -1;
     first_->setEnabled(false);
+    verdict_->hide();
+    showUnmatched({});
     summary_->setText(tr("Runs the shown model and another on the Run workspace's inputs and "
-                         "compares them module output by module output, in the order this one "
-                         "runs, to the first place they part ways."));
+                         "compares their outputs, then every value inside that can be matched, "
+                         "in the order this one runs, to the first place they part ways."));
 }
 
-void ComparisonView::setReport(const ActivationReport& report) {
-    if (!report.outputsOnly.why.empty()) {
-        showOutputsOnly(report);
-        return;
+void ComparisonView::showVerdict(const ComparisonVerdict& v) {
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    QColor background;
+    QString text;
+    switch (v.verdict) {
+    case Verdict::Same:
+        background = dark ? QColor(30, 80, 40) : QColor(214, 245, 214);
+        text = tr("<b>The same</b>: %1.");
+        break;
+    case Verdict::Differ:
+        background = dark ? QColor(95, 35, 35) : QColor(255, 222, 222);
+        text = tr("<b>They differ</b>: %1.");
+        break;
+    case Verdict::CouldNotCompare:
+        background = dark ? QColor(90, 70, 20) : QColor(255, 240, 200);
+        text = tr("<b>Could not compare</b>: %1.");
+        break;
     }
-    if ((report.referenceCount == 0 && report.operatorsMatched == 0) || report.comparison.empty()) {
+    QPalette p = verdict_->palette();
+    p.setColor(QPalette::Window, background);
+    p.setColor(QPalette::WindowText, palette().color(QPalette::Text));
+    verdict_->setPalette(p);
+    verdict_->setText(text.arg(q(v.why).toHtmlEscaped()));
+    verdict_->show();
+}
+
+void ComparisonView::showUnmatched(const std::vector<std::string>& names) {
+    unmatchedToggle_->setVisible(!names.empty());
+    unmatchedToggle_->setText(
+        tr("%n module output(s) of the other model matched by none of this one", nullptr,
+           static_cast<int>(names.size())));
+    QStringList lines;
+    for (const std::string& name : names) {
+        lines << q(name);
+    }
+    unmatched_->setPlainText(lines.join(QLatin1Char('\n')));
+    unmatched_->setVisible(!names.empty() && unmatchedToggle_->isChecked());
+}
+
+namespace {
+
+QString leafLine(const OutputLeafComparison& l, const Criterion& criterion) {
+    if (!l.compared) {
+        return QObject::tr("%1: not compared, %2").arg(q(l.where), q(l.note)).toHtmlEscaped();
+    }
+    const ValueDifference& d = l.difference;
+    QString line =
+        QObject::tr("%1 %2: max |diff| %3, max rel %4, cosine %5, SNR %6 dB")
+            .arg(q(l.where), shapeText(l.shape), number(d.maxAbsDiff), number(d.maxRelDiff),
+                 QString::number(d.cosine, 'f', 6), decibels(d.snrDb))
+            .toHtmlEscaped();
+    return line + (l.agrees ? QObject::tr(" \u2014 agrees")
+                            : QObject::tr(" \u2014 <b>apart</b>: %1")
+                                  .arg(q(failedMeasures(d, criterion)).toHtmlEscaped()));
+}
+
+} // namespace
+
+void ComparisonView::setReport(const ActivationReport& report) {
+    const bool outputsOnly = !report.outputsOnly.why.empty();
+    if (report.comparison.empty() && !outputsOnly) {
         clear();
         return;
     }
     report_ = report;
+    showVerdict(verdictOf(report));
+    fillTable(report);
+    QStringList lines;
+    const OutputComparison& outputs = outputsOnly ? report.outputsOnly.outputs : report.outputs;
+    if (outputsOnly) {
+        lines << tr("Against %1: no node could be matched (%2), so both ran on the same inputs "
+                    "and their outputs are compared.")
+                     .arg(q(report.comparison).toHtmlEscaped(),
+                          q(report.outputsOnly.why).toHtmlEscaped());
+    } else {
+        lines << tr("Against %1, by %2.")
+                     .arg(q(report.comparison).toHtmlEscaped(),
+                          q(describe(report.criterion)).toHtmlEscaped());
+    }
+    if (!outputs.structure.empty() || !outputs.note.empty()) {
+        if (outputs.compared) {
+            lines << tr("<b>Outputs</b> %1 against %2:")
+                         .arg(q(outputs.structure).toHtmlEscaped(),
+                              q(outputs.referenceStructure).toHtmlEscaped());
+            for (const OutputLeafComparison& leaf : outputs.leaves) {
+                lines << QStringLiteral("&nbsp;&nbsp;") + leafLine(leaf, report.criterion);
+            }
+        } else {
+            lines << tr("<b>Outputs not compared:</b> %1").arg(q(outputs.note).toHtmlEscaped());
+        }
+    }
+    if (outputsOnly) {
+        if (outputs.compared) {
+            lines << tr("<b>Timing:</b> p50 %1 ms here against %2 ms, %n run(s) each on %3.",
+                        nullptr, report.outputsOnly.runs)
+                         .arg(report.outputsOnly.p50Ms, 0, 'f', 3)
+                         .arg(report.outputsOnly.otherP50Ms, 0, 'f', 3)
+                         .arg(q(report.device).toHtmlEscaped());
+        }
+    } else {
+        const int matched = report.referenceCount - static_cast<int>(report.unmatched.size());
+        const double share =
+            report.referenceCount > 0 ? 100.0 * matched / report.referenceCount : 0;
+        QString byName;
+        if (report.operatorsMatched > 0) {
+            byName = tr(" and %n more value(s) inside modules, by node name or operator order",
+                        nullptr, report.operatorsMatched);
+        }
+        lines << tr("<b>Inside:</b> matched %1 of its %2 module outputs (%3%)%4; %5 values "
+                    "compared.")
+                     .arg(matched)
+                     .arg(report.referenceCount)
+                     .arg(share, 0, 'f', 1)
+                     .arg(byName.toHtmlEscaped())
+                     .arg(report.comparedCount);
+        if (firstRecord_ >= 0) {
+            const ActivationRecord& d = report.records[static_cast<size_t>(firstRecord_)];
+            ValueDifference difference;
+            difference.maxAbsDiff = d.maxAbsDiff;
+            difference.maxRelDiff = d.maxRelDiff;
+            difference.cosine = d.cosine;
+            difference.snrDb = d.snrDb;
+            lines << tr("<b>First divergence:</b> %1 (#%2 %3): %4.")
+                         .arg(referenceModule(d).toHtmlEscaped())
+                         .arg(firstRecord_)
+                         .arg(where(d).toHtmlEscaped(),
+                              q(failedMeasures(difference, report.criterion)).toHtmlEscaped());
+        } else if (report.comparedCount > 0) {
+            lines << tr("No divergence inside.");
+        }
+    }
+    for (const std::string& note : report.notes) {
+        lines << tr("Note: %1").arg(q(note).toHtmlEscaped());
+    }
+    summary_->setText(lines.join(QStringLiteral("<br>")));
+    showUnmatched(report.unmatched);
+    first_->setEnabled(firstRecord_ >= 0);
+    if (outputsOnly) {
+        for (const Side side : {ThisModel, OtherModel}) {
+            keys_[side].clear();
+            diagrams_[side]->showMessage(tr("No node could be matched (the summary says why)."));
+        }
+    } else if (table_->rowCount() == 0) {
+        for (const Side side : {ThisModel, OtherModel}) {
+            keys_[side].clear();
+            diagrams_[side]->showMessage(
+                tr("Nothing inside was matched: only the outputs were compared."));
+        }
+    } else {
+        paintDiagrams();
+    }
+}
+
+void ComparisonView::showFailure(const QString& otherModel, const QString& message) {
+    clear();
+    showVerdict({Verdict::CouldNotCompare, message.toStdString()});
+    summary_->setText(tr("Against %1: the comparison could not be made. Nothing was compared.")
+                          .arg(otherModel.toHtmlEscaped()));
+    for (const Side side : {ThisModel, OtherModel}) {
+        diagrams_[side]->showMessage(tr("Nothing was compared (the message above says why)."));
+    }
+}
+
+void ComparisonView::fillTable(const ActivationReport& report) {
     table_->setSortingEnabled(false);
     table_->setRowCount(0);
     firstRecord_ = -1;
@@ -218,7 +401,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
         } else {
             table_->setItem(row, AbsColumn, cell(tr("not compared: %1").arg(q(r.compareNote)), 0));
         }
-        const bool diverges = r.compared && r.maxAbsDiff > report.tolerance;
+        const bool diverges = !recordAgrees(r, report.criterion);
         const bool first = static_cast<int>(i) == report.firstDifference;
         for (int column = 0; column < ColumnCount; ++column) {
             QTableWidgetItem* item = table_->item(row, column);
@@ -239,75 +422,6 @@ void ComparisonView::setReport(const ActivationReport& report) {
         }
     }
     table_->resizeColumnsToContents();
-    const int matched = report.referenceCount - static_cast<int>(report.unmatched.size());
-    QStringList lines;
-    const double share = report.referenceCount > 0 ? 100.0 * matched / report.referenceCount : 0;
-    QString byName;
-    if (report.operatorsMatched > 0) {
-        byName = tr(" and %n more value(s) inside modules, by node name or operator order", nullptr,
-                    report.operatorsMatched);
-    }
-    lines << tr("Against %1: matched %2 of its %3 module outputs (%4%)%5; %6 values compared.")
-                 .arg(q(report.comparison).toHtmlEscaped())
-                 .arg(matched)
-                 .arg(report.referenceCount)
-                 .arg(share, 0, 'f', 1)
-                 .arg(byName.toHtmlEscaped())
-                 .arg(report.comparedCount);
-    if (firstRecord_ >= 0) {
-        const ActivationRecord& d = report.records[static_cast<size_t>(firstRecord_)];
-        lines << tr("<b>First divergence beyond %1:</b> %2 (#%3 %4), max |diff| %5, cosine %6.")
-                     .arg(report.tolerance)
-                     .arg(referenceModule(d).toHtmlEscaped())
-                     .arg(firstRecord_)
-                     .arg(where(d).toHtmlEscaped(), number(d.maxAbsDiff),
-                          QString::number(d.cosine, 'f', 6));
-    } else {
-        lines << tr("No divergence beyond %1.").arg(report.tolerance);
-    }
-    if (!report.unmatched.empty()) {
-        QStringList names;
-        for (const auto& n : report.unmatched) {
-            names << q(n);
-        }
-        lines << tr("Module outputs of the other model this one has none of: %1")
-                     .arg(names.join(QStringLiteral(", ")).toHtmlEscaped());
-    }
-    summary_->setText(lines.join(QStringLiteral("<br>")));
-    first_->setEnabled(firstRecord_ >= 0);
-    paintDiagrams();
-}
-
-// No node could be matched (a side shows no values): both models' outputs and p50s on the same
-// inputs.
-void ComparisonView::showOutputsOnly(const ActivationReport& report) {
-    clear();
-    report_ = report;
-    const OutputsOnly& o = report.outputsOnly;
-    QStringList lines;
-    lines << tr("Against %1: no node could be matched (%2), so both ran on the same inputs and "
-                "their outputs are compared.")
-                 .arg(q(report.comparison).toHtmlEscaped(), q(o.why).toHtmlEscaped());
-    if (o.outputs.compared) {
-        const bool apart = !(o.outputs.maxAbsDiff <= report.tolerance);
-        lines << tr("<b>Outputs:</b> max |diff| %1, %2 %3%4.")
-                     .arg(number(o.outputs.maxAbsDiff), apart ? tr("<b>beyond</b>") : tr("within"))
-                     .arg(report.tolerance)
-                     .arg(o.outputs.note.empty()
-                              ? QString()
-                              : tr(", largest at %1").arg(q(o.outputs.note).toHtmlEscaped()));
-        lines << tr("<b>Timing:</b> p50 %1 ms here against %2 ms, %n run(s) each on %3.", nullptr,
-                    o.runs)
-                     .arg(o.p50Ms, 0, 'f', 3)
-                     .arg(o.otherP50Ms, 0, 'f', 3)
-                     .arg(q(report.device).toHtmlEscaped());
-    } else {
-        lines << tr("<b>Outputs not compared:</b> %1").arg(q(o.outputs.note).toHtmlEscaped());
-    }
-    summary_->setText(lines.join(QStringLiteral("<br>")));
-    for (const Side side : {ThisModel, OtherModel}) {
-        diagrams_[side]->showMessage(tr("No node could be matched (the summary says why)."));
-    }
 }
 
 int ComparisonView::selectedRecord() const {

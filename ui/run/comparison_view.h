@@ -1,9 +1,11 @@
 // The Numerics workspace's Compare tab: the shown model and another one (any format: its
-// TorchScript twin, another export, another version) run on the Run workspace's inputs and
-// compared module output by module output. A table of every matched value (max |diff|, relative
-// diff, cosine, SNR), how much matched, and the first divergence. Below it both models' diagrams
-// side by side, each painted by the differences of its values; selecting a row, or a node in
-// either diagram, selects the value in the table and in both diagrams.
+// TorchScript twin, its export, its .pte, another version) run on the Run workspace's inputs and
+// compared: the verdict first (the same, they differ, could not compare, and why), the final
+// outputs leaf by leaf, then a table of every value matched inside (max |diff|, relative diff,
+// cosine, SNR), how much matched and the first divergence. Below it both models' diagrams side by
+// side, each painted by the differences of its values; selecting a row, or a node in either
+// diagram, selects the value in the table and in both diagrams. It never stays blank: nothing
+// matched, nothing compared and a refused model each say so.
 #pragma once
 
 #include <numerics_types.h>
@@ -13,14 +15,18 @@
 #include <array>
 #include <memory>
 
-class QDoubleSpinBox;
 class QLabel;
+class QPlainTextEdit;
 class QPushButton;
 class QSplitter;
 class QTableWidget;
+class QToolButton;
 
 namespace scriptscope {
 
+namespace numerics {
+class CriterionBox;
+}
 class ElidedLabel;
 class GraphDiagram;
 struct GraphModel;
@@ -46,12 +52,15 @@ public:
 
     explicit ComparisonView(QWidget* parent = nullptr);
 
-    // A recording's report: its comparison with another model is shown, anything else clears.
+    // A recording's report: its comparison with another model (or a file, a device) is shown;
+    // one that compared with nothing clears.
     void setReport(const ActivationReport& report);
+    // The comparison asked for could not be made: the other model refused, the run failed.
+    void showFailure(const QString& otherModel, const QString& message);
     void clear();
     // Why nothing can be compared here (empty: it can).
     void setUnavailable(const QString& why);
-    double tolerance() const;
+    Criterion criterion() const;
 
     // Selects the first divergence in the table and in both diagrams.
     void goToFirstDivergence();
@@ -66,10 +75,14 @@ public:
 
     // For tests and screenshots.
     QTableWidget* table() const { return table_; }
+    QLabel* verdictLabel() const { return verdict_; }
     QLabel* summary() const { return summary_; }
     QPushButton* chooseButton() const { return choose_; }
     QPushButton* firstDivergenceButton() const { return first_; }
-    QDoubleSpinBox* toleranceSpinBox() const { return tolerance_; }
+    numerics::CriterionBox* criterionBox() const { return criterion_; }
+    // The unmatched module outputs, behind their count.
+    QToolButton* unmatchedButton() const { return unmatchedToggle_; }
+    QPlainTextEdit* unmatchedList() const { return unmatched_; }
     GraphDiagram* diagram(Side side) const { return diagrams_[side]; }
     QSplitter* splitter() const { return splitter_; }
     // The record whose row is selected; -1: none.
@@ -85,7 +98,9 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void showOutputsOnly(const ActivationReport& report);
+    void showVerdict(const ComparisonVerdict& verdict);
+    void showUnmatched(const std::vector<std::string>& names);
+    void fillTable(const ActivationReport& report);
     void paintDiagrams();
     // Selects a record's row and its nodes in both diagrams (none for -1), without echoes.
     void selectRecord(int record, bool inTable);
@@ -93,9 +108,12 @@ private:
 
     ActivationReport report_; // what the table shows, drawn again in another theme
     QPushButton* choose_ = nullptr;
-    QDoubleSpinBox* tolerance_ = nullptr;
+    numerics::CriterionBox* criterion_ = nullptr;
     QPushButton* first_ = nullptr;
+    QLabel* verdict_ = nullptr;
     QLabel* summary_ = nullptr;
+    QToolButton* unmatchedToggle_ = nullptr;
+    QPlainTextEdit* unmatched_ = nullptr;
     QTableWidget* table_ = nullptr;
     int firstRecord_ = -1;
     QSplitter* splitter_ = nullptr;

@@ -14,6 +14,7 @@
 #include "worker_client.h"
 
 #include <format.h>
+#include <model_files.h>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -70,10 +71,10 @@ QWidget* NumericsPanel::buildActivations() {
     compare_->addItem(tr("Compare with another model\u2026"), QStringLiteral("model"));
     compare_->setToolTip(tr("Values saved from Python: torch.save({module_path: tensor, ...}), "
                             "each compared with the output of the module with that path"));
-    tolerance_ = toleranceBox(page, tr("The largest |difference| that still counts as equal"));
+    criterion_ = new CriterionBox(page);
     bar->addWidget(record_);
     bar->addWidget(compare_);
-    bar->addWidget(tolerance_);
+    bar->addWidget(criterion_);
     bar->addStretch();
     layout->addLayout(bar);
 
@@ -195,9 +196,8 @@ QWidget* NumericsPanel::buildActivations() {
                                      .arg(target.toHtmlEscaped()));
             }
         } else if (kind == QLatin1String("model")) {
-            target = QFileDialog::getOpenFileName(
-                this, tr("Another model"), {},
-                tr("PyTorch models (*.pt *.pth *.ptl *.pt2 *.zip);;All files (*)"));
+            target = QFileDialog::getOpenFileName(this, tr("Another model"), {},
+                                                  modelFileDialogFilter());
         }
         setComparison(target.isEmpty() ? QString() : kind, target);
     });
@@ -287,7 +287,7 @@ void NumericsPanel::recordActivations() {
     a.run = *request;
     a.run.valuesLimit = 0;
     a.run.saveOutputsPath.clear();
-    a.tolerance = tolerance_->value();
+    a.criterion = criterion_->criterion();
     for (const auto& v : property("pinned").toList()) {
         a.pinNodes.push_back(v.toInt());
     }
@@ -349,22 +349,29 @@ void NumericsPanel::showReport(const ActivationReport& report) {
         lines << tr("No NaN or Inf.");
     }
     if (!report.comparison.empty()) {
+        const ComparisonVerdict verdict = verdictOf(report);
         if (report.firstDifference >= 0) {
             const auto& d = records[static_cast<size_t>(report.firstDifference)];
-            lines << tr("Compared with %1: %2 values; <b>the first beyond %3</b> is #%4 %5 in %6 "
-                        "(max |diff| %7).")
+            ValueDifference difference;
+            difference.maxAbsDiff = d.maxAbsDiff;
+            difference.maxRelDiff = d.maxRelDiff;
+            difference.cosine = d.cosine;
+            difference.snrDb = d.snrDb;
+            lines << tr("Compared with %1: %2 values; <b>the first apart</b> is #%3 %4 in %5: %6.")
                          .arg(q(report.comparison).toHtmlEscaped())
                          .arg(report.comparedCount)
-                         .arg(report.tolerance)
                          .arg(report.firstDifference)
                          .arg(where(d).toHtmlEscaped(),
                               d.module.empty() ? tr("the root module") : q(d.module),
-                              number(d.maxAbsDiff));
+                              q(failedMeasures(difference, report.criterion)).toHtmlEscaped());
+        } else if (verdict.verdict == Verdict::CouldNotCompare) {
+            lines << tr("Compared with %1: <b>could not compare</b>, %2.")
+                         .arg(q(report.comparison).toHtmlEscaped(), q(verdict.why).toHtmlEscaped());
         } else {
-            lines << tr("Compared with %1: %2 values, all within %3.")
+            lines << tr("Compared with %1: %2 values, all agree (%3).")
                          .arg(q(report.comparison).toHtmlEscaped())
                          .arg(report.comparedCount)
-                         .arg(report.tolerance);
+                         .arg(q(describe(report.criterion)).toHtmlEscaped());
         }
         if (!report.unmatched.empty()) {
             QStringList names;

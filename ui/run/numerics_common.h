@@ -11,6 +11,7 @@
 #include <QSortFilterProxyModel>
 #include <QString>
 #include <QStringList>
+#include <QToolButton>
 
 #include <string>
 #include <vector>
@@ -86,8 +87,31 @@ private:
 
 // Background of removed (red) and added (green) lines, readable in light and dark themes.
 QColor diffColour(bool added, const QPalette& palette);
-// The spin box a comparison's tolerance is set in (1e-4 at first).
-QDoubleSpinBox* toleranceBox(QWidget* parent, const QString& toolTip);
+// Where a comparison's criterion is set (verdict.h): a button that says it ("max rel 0.001,
+// 40 dB, cos 0.9999") and opens a form with max rel <=, SNR >=, cosine >= and an absolute floor,
+// the CLI's defaults at first. Compact: the Activations and Compare bars fit a small window.
+class CriterionBox : public QToolButton {
+public:
+    explicit CriterionBox(QWidget* parent);
+    Criterion criterion() const;
+    void setCriterion(const Criterion& criterion);
+    QDoubleSpinBox* rtol() const { return rtol_; }
+    QDoubleSpinBox* minSnr() const { return snr_; }
+    QDoubleSpinBox* minCosine() const { return cosine_; }
+    QDoubleSpinBox* atol() const { return atol_; }
+
+private:
+    void showCriterion();
+
+    QDoubleSpinBox* rtol_ = nullptr;
+    QDoubleSpinBox* snr_ = nullptr;
+    QDoubleSpinBox* cosine_ = nullptr;
+    QDoubleSpinBox* atol_ = nullptr;
+};
+// Whether a compared record agrees by the report's criterion.
+inline bool recordAgrees(const ActivationRecord& r, const Criterion& c) {
+    return !r.compared || agrees(r.maxAbsDiff, r.maxRelDiff, r.cosine, r.snrDb, c);
+}
 // A read-only, unwrapped text view in the fixed font.
 QPlainTextEdit* codeText(QWidget* parent);
 // Fills a text view, painting each line's background by `marks` (0 none, 1 removed, 2 added,

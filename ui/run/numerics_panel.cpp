@@ -24,12 +24,14 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
@@ -42,6 +44,7 @@
 #include <QTextBlock>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QWidgetAction>
 
 #include "plot_style.h"
 
@@ -53,14 +56,76 @@ namespace scriptscope {
 
 namespace numerics {
 
-QDoubleSpinBox* toleranceBox(QWidget* parent, const QString& toolTip) {
-    auto* box = new QDoubleSpinBox(parent);
-    box->setDecimals(8);
-    box->setRange(0, 1e6);
-    box->setValue(1e-4);
-    box->setPrefix(QObject::tr("tolerance "));
-    box->setToolTip(toolTip);
-    return box;
+CriterionBox::CriterionBox(QWidget* parent)
+    : QToolButton(parent) {
+    setObjectName(QStringLiteral("criterion"));
+    setPopupMode(QToolButton::InstantPopup);
+    setToolTip(tr("When two values agree: max |diff| at most the absolute floor, or max rel, SNR "
+                  "and cosine all within their bounds (as scriptscope-cli's --rtol, --min-snr, "
+                  "--min-cosine and --atol)"));
+    auto* menu = new QMenu(this);
+    auto* form = new QWidget(menu);
+    auto* layout = new QFormLayout(form);
+    const auto box = [form, layout](const QString& label, int decimals, double low, double high,
+                                    const QString& objectName, const QString& toolTip) {
+        auto* spin = new QDoubleSpinBox(form);
+        spin->setDecimals(decimals);
+        spin->setRange(low, high);
+        spin->setObjectName(objectName);
+        spin->setToolTip(toolTip);
+        layout->addRow(label, spin);
+        return spin;
+    };
+    rtol_ = box(tr("max rel \u2264"), 6, 0, 1e6, QStringLiteral("criterionRtol"),
+                tr("The largest max |diff| over the reference's largest |value| that agrees"));
+    snr_ = box(tr("SNR \u2265"), 1, -400, 400, QStringLiteral("criterionSnr"),
+               tr("The lowest signal-to-noise ratio that agrees: 10 log10(|reference|\u00b2 / "
+                  "|difference|\u00b2)"));
+    snr_->setSuffix(tr(" dB"));
+    cosine_ = box(tr("cosine \u2265"), 6, -1, 1, QStringLiteral("criterionCosine"),
+                  tr("The lowest cosine similarity that agrees"));
+    atol_ = box(tr("or max |diff| \u2264"), 8, 0, 1e6, QStringLiteral("criterionAtol"),
+                tr("An absolute floor: a value whose max |diff| is at most this agrees whatever "
+                   "else (0: none, so that a near-zero output cannot make everything equal)"));
+    auto* defaults = new QPushButton(tr("Defaults"), form);
+    layout->addRow(QString(), defaults);
+    connect(defaults, &QPushButton::clicked, this, [this]() { setCriterion(Criterion()); });
+    auto* action = new QWidgetAction(menu);
+    action->setDefaultWidget(form);
+    menu->addAction(action);
+    setMenu(menu);
+    for (QDoubleSpinBox* spin : {rtol_, snr_, cosine_, atol_}) {
+        connect(spin, &QDoubleSpinBox::valueChanged, this, [this]() { showCriterion(); });
+    }
+    setCriterion(Criterion());
+}
+
+Criterion CriterionBox::criterion() const {
+    Criterion c;
+    c.rtol = rtol_->value();
+    c.minSnrDb = snr_->value();
+    c.minCosine = cosine_->value();
+    c.atol = atol_->value();
+    return c;
+}
+
+void CriterionBox::setCriterion(const Criterion& c) {
+    rtol_->setValue(c.rtol);
+    snr_->setValue(c.minSnrDb);
+    cosine_->setValue(c.minCosine);
+    atol_->setValue(c.atol);
+    showCriterion();
+}
+
+void CriterionBox::showCriterion() {
+    const Criterion c = criterion();
+    QString text = tr("rel %1, %2 dB, cos %3")
+                       .arg(QString::number(c.rtol, 'g', 3), QString::number(c.minSnrDb, 'g', 4),
+                            QString::number(c.minCosine, 'g', 6));
+    if (c.atol > 0) {
+        text += tr(", |diff| %1").arg(QString::number(c.atol, 'g', 3));
+    }
+    setText(text);
 }
 
 QPlainTextEdit* codeText(QWidget* parent) {
@@ -129,7 +194,7 @@ NumericsPanel::NumericsPanel(WorkerClient* worker, RunPanel* run, ModelWorkspace
 
     connect(comparison_, &ComparisonView::compareRequested, this, [this](const QString& path) {
         setComparison(QStringLiteral("model"), path);
-        tolerance_->setValue(comparison_->tolerance());
+        criterion_->setCriterion(comparison_->criterion());
         recordActivations();
     });
     connect(comparison_, &ComparisonView::showRecord, this, &NumericsPanel::showRecordInGraph);
@@ -210,6 +275,10 @@ void NumericsPanel::fail(quint64 id, const Error& error) {
         activationRequest_ = 0;
         offer(record_, modelInfo_, Capability::Activations);
         status_->setText(tr("<b>Recording failed:</b> %1").arg(message.toHtmlEscaped()));
+        if (compareKind_ == QLatin1String("model")) {
+            // The Compare tab says it too: never a blank table where a comparison was asked for.
+            comparison_->showFailure(compareTarget_, message);
+        }
     } else if (id != 0 && id == optimizeRequest_) {
         optimizeRequest_ = 0;
         offer(apply_, modelInfo_, Capability::Optimize);

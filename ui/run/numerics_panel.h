@@ -39,6 +39,9 @@ class QTreeWidget;
 
 namespace scriptscope {
 
+namespace numerics {
+class CriterionBox;
+}
 class ComparisonView;
 class RunMemoryView;
 class ModelWorkspace;
@@ -182,7 +185,7 @@ private:
     // Activations
     QPushButton* record_ = nullptr;
     QComboBox* compare_ = nullptr;
-    QDoubleSpinBox* tolerance_ = nullptr;
+    numerics::CriterionBox* criterion_ = nullptr;
     QLineEdit* filter_ = nullptr;
     QCheckBox* nonFiniteOnly_ = nullptr;
     QPushButton* firstNonFinite_ = nullptr;

@@ -15,17 +15,6 @@ namespace scriptscope {
 
 namespace {
 
-// Every tensor leaf of an output, with where it sits ("output", "output[1]").
-void tensorLeaves(const OutputValue& v, const std::string& where,
-                  std::vector<std::pair<std::string, const OutputValue*>>& out) {
-    if (v.kind == OutputValue::Kind::Tensor) {
-        out.emplace_back(where, &v);
-    }
-    for (const OutputValue& child : v.children) {
-        tensorLeaves(child, where + "[" + child.key + "]", out);
-    }
-}
-
 // The model's forward runs and keeps the example inputs it was exported with.
 bool keepsSampleInputs(const ModelInfo& info) {
     return info.lacks(Capability::Run).empty() && !info.modules.empty() &&
@@ -35,41 +24,10 @@ bool keepsSampleInputs(const ModelInfo& info) {
 
 } // namespace
 
-OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b) {
-    std::vector<std::pair<std::string, const OutputValue*>> la, lb;
-    tensorLeaves(a, "output", la);
-    tensorLeaves(b, "output", lb);
-    OutputComparison result;
-    result.compared = true;
-    if (la.size() != lb.size()) {
-        result.note =
-            std::to_string(la.size()) + " output tensors against " + std::to_string(lb.size());
-        result.maxAbsDiff = std::numeric_limits<double>::infinity();
-        return result;
-    }
-    for (size_t i = 0; i < la.size(); ++i) {
-        const OutputValue& x = *la[i].second;
-        const OutputValue& y = *lb[i].second;
-        if (x.shape != y.shape || x.values.size() != y.values.size()) {
-            result.maxAbsDiff = std::numeric_limits<double>::infinity();
-            result.note =
-                la[i].first + ": " + formatDims(x.shape) + " against " + formatDims(y.shape);
-            return result;
-        }
-        for (size_t k = 0; k < x.values.size(); ++k) {
-            const double d = std::abs(double(x.values[k]) - double(y.values[k]));
-            if (d > result.maxAbsDiff || std::isnan(d)) {
-                result.maxAbsDiff = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
-                result.note = la[i].first + ", flat index " + std::to_string(k);
-            }
-        }
-    }
-    return result;
-}
-
-Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) {
+Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b,
+                                   const Criterion& criterion) {
     RunRequest request = given;
-    request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
+    request.valuesLimit = std::max(request.valuesLimit, kComparedOutputValues);
     SideBySide out;
     out.outputs.note = "outputs not compared: give inputs to run both on the same inputs";
     // No inputs given (or 'sample' for each): both run on the example inputs one of them keeps
@@ -107,7 +65,7 @@ Expected<SideBySide> runSideBySide(const RunRequest& given, Model& a, Model& b) 
         }
         out.runA = std::move(first).value();
         out.runB = std::move(second).value();
-        out.outputs = compareOutputs(out.runA->output, out.runB->output);
+        out.outputs = compareOutputs(out.runA->output, out.runB->output, criterion);
     }
     return out;
 }
@@ -143,7 +101,7 @@ Expected<ActivationReport> activationsOrOutputs(Model& model, const ActivationRe
         }
         other = std::move(opened).value();
     }
-    auto sides = runSideBySide(request.run, model, *other);
+    auto sides = runSideBySide(request.run, model, *other, request.criterion);
     if (!sides) {
         return sides.error();
     }
@@ -151,7 +109,7 @@ Expected<ActivationReport> activationsOrOutputs(Model& model, const ActivationRe
     report.model = model.info().path;
     report.method = request.run.method;
     report.comparison = "the outputs of " + request.referenceModel;
-    report.tolerance = request.tolerance;
+    report.criterion = request.criterion;
     report.outputsOnly.why = why;
     report.outputsOnly.outputs = sides->outputs;
     if (sides->runA && sides->runB) {

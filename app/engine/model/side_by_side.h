@@ -16,11 +16,10 @@ struct SideBySide {
     OutputComparison outputs;
 };
 
-// The tensors of two outputs compared leaf by leaf.
-OutputComparison compareOutputs(const OutputValue& a, const OutputValue& b);
-
-// Both run `request` (its inputs, or with none the example inputs one of them keeps).
-Expected<SideBySide> runSideBySide(const RunRequest& request, Model& a, Model& b);
+// Both run `request` (its inputs, or with none the example inputs one of them keeps), their
+// outputs compared by `criterion` (b's as the reference).
+Expected<SideBySide> runSideBySide(const RunRequest& request, Model& a, Model& b,
+                                   const Criterion& criterion);
 
 // The reason a model's values cannot be seen where it still runs; empty otherwise.
 std::string valuesUnseen(const Model& model);

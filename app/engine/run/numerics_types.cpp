@@ -1,5 +1,6 @@
 #include "numerics_types.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace scriptscope {
@@ -43,6 +44,48 @@ ArchiveDiff reversed(ArchiveDiff diff) {
                                                  : file.change;
     }
     return diff;
+}
+
+ComparisonVerdict verdictOf(const ActivationReport& report) {
+    ComparisonVerdict v;
+    const bool outputsOnly = !report.outputsOnly.why.empty();
+    const OutputComparison& outputs = outputsOnly ? report.outputsOnly.outputs : report.outputs;
+    const bool withModel = outputsOnly || !outputs.structure.empty() || !outputs.note.empty();
+    if (withModel) {
+        if (!outputs.compared) {
+            v.verdict = Verdict::CouldNotCompare;
+            v.why = outputs.note.empty() ? "the outputs were not compared" : outputs.note;
+            return v;
+        }
+        if (!outputs.agrees) {
+            v.verdict = Verdict::Differ;
+            const OutputLeafComparison& leaf =
+                outputs.leaves.at(static_cast<size_t>(std::max(outputs.firstDisagreeing, 0)));
+            v.why = leaf.where + " is apart: " + failedMeasures(leaf.difference, report.criterion);
+            return v;
+        }
+    } else if (report.comparedCount == 0) {
+        v.verdict = Verdict::CouldNotCompare;
+        v.why = report.comparison.empty() ? "nothing was compared"
+                                          : "no value matched " + report.comparison;
+        return v;
+    }
+    if (report.firstDifference >= 0 &&
+        static_cast<size_t>(report.firstDifference) < report.records.size()) {
+        const ActivationRecord& r = report.records[static_cast<size_t>(report.firstDifference)];
+        ValueDifference d;
+        d.maxAbsDiff = r.maxAbsDiff;
+        d.maxRelDiff = r.maxRelDiff;
+        d.cosine = r.cosine;
+        d.snrDb = r.snrDb;
+        v.verdict = Verdict::Differ;
+        v.why = (r.module.empty() ? std::string("%") + r.value : r.module) +
+                " is apart: " + failedMeasures(d, report.criterion);
+        return v;
+    }
+    v.verdict = Verdict::Same;
+    v.why = withModel ? "the outputs and every matched value agree" : "every compared value agrees";
+    return v;
 }
 
 const char* toString(ModuleChange::Kind kind) {

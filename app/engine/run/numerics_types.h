@@ -6,6 +6,7 @@
 
 #include "run_types.h"
 #include "text_diff.h"
+#include "verdict.h"
 
 #include <cstdint>
 #include <map>
@@ -44,7 +45,7 @@ struct ActivationRequest {
     // The reference model's module outputs once it ran (any format): what referenceModel gives,
     // filled in by the model layer (resolveReference), never sent over the protocol.
     std::shared_ptr<const ModuleValues> referenceValues;
-    double tolerance = 1e-4; // max |difference| above which two values differ
+    Criterion criterion; // when two values agree (verdict.h)
     // A second run on the same device keeps every value (the first run's values held) in at most
     // this many bytes; beyond it, later values are not compared (a note says so).
     uint64_t compareBytes = uint64_t{4} << 30;
@@ -111,13 +112,6 @@ struct MemoryTimeline {
     std::vector<int> peakRecords; // the records whose storages are alive at the peak
 };
 
-// Two models' outputs on the same inputs: max |a - b| and where, or why they were not compared.
-struct OutputComparison {
-    bool compared = false;
-    std::string note; // why not, or where the largest difference is
-    double maxAbsDiff = 0;
-};
-
 // A comparison with another model whose values could not be matched (an AOTInductor package
 // saved without its program shows none): both ran on the same inputs, their outputs and p50s.
 struct OutputsOnly {
@@ -135,14 +129,17 @@ struct ActivationReport {
     std::vector<ActivationRecord> records; // in execution order
     int firstNonFinite = -1; // index into records: the first value with a NaN or an Inf
     std::vector<int> firstNonFiniteInputs; // indices into records: the values that node read
-    int firstDifference = -1; // index into records: the first compared value beyond tolerance
-    std::string comparison;   // what the run was compared with, in words; empty: nothing
-    double tolerance = 0;
+    // index into records: the first compared value the criterion calls apart
+    int firstDifference = -1;
+    std::string comparison; // what the run was compared with, in words; empty: nothing
+    Criterion criterion;
     int comparedCount = 0;
-    // Reference names that matched no module output (referenceFile / referenceModel), of
-    // referenceCount in all.
+    // The reference's module outputs, one per call ("layer1.0.relu (call 2 of 2)"), that no
+    // value matched (referenceFile / referenceModel), of referenceCount in all.
     std::vector<std::string> unmatched;
     int referenceCount = 0;
+    // Compared with another model: both final outputs, at the same places of their structures.
+    OutputComparison outputs;
     // Values matched by the name of the export node that made them, on both sides, where no
     // module output matched (two exports, a .pte and its export).
     int operatorsMatched = 0;
@@ -153,6 +150,16 @@ struct ActivationReport {
     MemoryTimeline memory;
     OutputsOnly outputsOnly; // a comparison by outputs alone (records then empty)
 };
+
+// What a comparison's report says in one word, and why: with another model, the final outputs
+// must have been compared (their structures alike) for "same" or "differ", and "same" needs every
+// compared value and output to agree; with values from a file or a second run, at least one value
+// compared.
+struct ComparisonVerdict {
+    Verdict verdict = Verdict::CouldNotCompare;
+    std::string why;
+};
+ComparisonVerdict verdictOf(const ActivationReport& report);
 
 // ---- Passes ----
 

@@ -86,9 +86,9 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
 // One run of the interpreter with every tensor recorded into `run` (each value once: a getitem
 // names again what its node already made), each record with its bytes, the step that made it and
 // its last reader; `storages` gets each record's storage.
-c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10::IValue>& inputs,
-                        const ExportedSites& sites, TapRun& run,
-                        std::vector<HeldStorage>* storages = nullptr) {
+c10::IValue observedRun(const ExportedProgram& program, ExportedInterpreter& interpreter,
+                        const std::vector<c10::IValue>& inputs, const ExportedSites& sites,
+                        TapRun& run, std::vector<HeldStorage>* storages = nullptr) {
     run.sites = sites.sites;
     run.siteModules = sites.siteModules;
     run.occurrences.assign(run.sites.size(), 0);
@@ -145,7 +145,8 @@ c10::IValue observedRun(ExportedInterpreter& interpreter, const std::vector<c10:
     c10::InferenceMode inferenceMode;
     std::vector<c10::IValue> outputs = interpreter.run(inputs, observer);
     synchronize(interpreter.device());
-    return outputs.size() == 1 ? outputs.front() : c10::ivalue::Tuple::create(std::move(outputs));
+    return program.hasProgram() ? programOutput(program.program(), std::move(outputs))
+                                : c10::IValue(c10::ivalue::Tuple::create(std::move(outputs)));
 }
 
 } // namespace
@@ -176,19 +177,19 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
     report.model = program.info().path;
     report.method = "forward";
     report.device = interpreter.device().str();
-    report.tolerance = request.tolerance;
     try {
-        bool compared = false;
-        if (auto error = prepareRecording(request, sites.sites, sites.siteModules,
-                                          interpreter.device(), report, compared)) {
+        std::shared_ptr<const ModuleValues> reference;
+        if (auto error =
+                prepareRecording(request, sites.sites, sites.siteModules, report, reference)) {
             return *error;
         }
         TapRun run;
+        run.reference = reference.get();
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
         std::vector<HeldStorage> storages;
         const auto start = std::chrono::steady_clock::now();
-        const c10::IValue output = observedRun(interpreter, inputs, sites, run, &storages);
+        const c10::IValue output = observedRun(program, interpreter, inputs, sites, run, &storages);
         report.runMs = elapsedMs(start);
         if (run.pinOverflow) {
             report.notes.push_back("pinned values beyond " + formatBytes(request.pinBytes) +
@@ -196,8 +197,7 @@ Expected<ActivationReport> interpretedActivations(const ExportedProgram& program
         }
         report.pinnedBytes = run.pinnedBytes;
         report.memory = memoryOf(run.records, storages, interpreter.steps());
-        finishReport(run, sites.model, sites.siteModules, compared, request.tolerance, report);
-        report.output = describeOutput(output, request.run.previewValues);
+        finishReport(run, sites.model, sites.siteModules, reference.get(), output, request, report);
     } catch (const std::exception& error) {
         Error e = errorFromException(error, ErrorKind::Model);
         e.message = "the exported program failed: " + e.message;
@@ -218,9 +218,9 @@ interpretedModuleOutputs(const ExportedProgram& program, ExportedInterpreter& in
         run.bins = 1;
         run.keepModuleOutputs = true;
         run.keepOperatorOutputs = true;
-        observedRun(interpreter, inputs, *sites, run);
+        const c10::IValue output = observedRun(program, interpreter, inputs, *sites, run);
         auto values = std::make_shared<ModuleValues>();
-        keepInto(run, *values);
+        keepInto(run, output, *values);
         values->model = program.info().path;
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

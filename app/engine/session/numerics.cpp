@@ -5,6 +5,7 @@
 #include "stats.h"
 #include "torch_values.h"
 #include "value_tap.h"
+#include "verdict.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -54,7 +55,7 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     report.model = impl_->path;
     report.method = request.run.method;
     report.device = prepared->device.str();
-    report.tolerance = request.tolerance;
+    report.criterion = request.criterion;
     const int compareModes =
         (request.compareDevice.empty() ? 0 : 1) + (request.compareRun ? 1 : 0) +
         (request.referenceFile.empty() ? 0 : 1) + (request.referenceModel.empty() ? 0 : 1);
@@ -71,13 +72,13 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
     try {
         Instrumented instrumented = instrument(*impl_->module, *method);
         // The pins, and references by module path: from a file, or from another model's run.
-        bool compared = false;
-        if (auto error =
-                detail::prepareRecording(request, instrumented.sites, instrumented.siteModules,
-                                         prepared->device, report, compared)) {
+        std::shared_ptr<const ModuleValues> reference;
+        if (auto error = detail::prepareRecording(request, instrumented.sites,
+                                                  instrumented.siteModules, report, reference)) {
             return *error;
         }
         TapRun run;
+        run.reference = reference.get();
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
         // A second run to compare with, node by node: on another device, or with other inputs.
@@ -153,9 +154,8 @@ Expected<ActivationReport> Session::activations(const ActivationRequest& request
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
-        detail::finishReport(run, instrumented.model, instrumented.siteModules, compared,
-                             request.tolerance, report);
-        report.output = detail::describeOutput(output, request.run.previewValues);
+        detail::finishReport(run, instrumented.model, instrumented.siteModules, reference.get(),
+                             output, request, report);
     } catch (const std::exception& error) {
         Error e = detail::errorFromException(error, ErrorKind::Model);
         e.message = request.run.method + " failed: " + e.message;
@@ -182,9 +182,10 @@ Expected<std::shared_ptr<const ModuleValues>> Session::moduleOutputs(const RunRe
         run.bins = 1;
         run.keepModuleOutputs = true;
         run.keepOperatorOutputs = true;
-        runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
+        const c10::IValue output =
+            runInstrumented(instrumented, *impl_->module, prepared->inputs, run, prepared->device);
         auto values = std::make_shared<ModuleValues>();
-        detail::keepInto(run, *values);
+        detail::keepInto(run, output, *values);
         values->model = impl_->path;
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {
@@ -221,33 +222,43 @@ Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& 
 
 Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sites,
                         const std::vector<std::vector<std::string>>& siteModules,
-                        const torch::Device& device, ActivationReport& report, bool& compared) {
+                        ActivationReport& report, std::shared_ptr<const ModuleValues>& reference) {
     const std::set<int> pins(request.pinNodes.begin(), request.pinNodes.end());
     for (Site& site : sites) {
         site.pinned = pins.count(site.node) > 0;
     }
-    // Values saved in a file are module outputs only.
-    ModuleValues fromFile;
-    const ModuleValues* reference = &fromFile;
+    report.criterion = request.criterion;
     if (!request.referenceFile.empty()) {
+        // Values saved in a file are module outputs only, each the last call's (a forward hook's).
         auto loaded = referenceTensors(request.referenceFile);
         if (!loaded) {
             return loaded.error();
         }
-        fromFile.outputs = std::move(loaded).value();
-        fromFile.model = request.referenceFile;
+        auto fromFile = std::make_shared<ModuleValues>();
+        for (auto& [path, tensor] : *loaded) {
+            fromFile->outputs[path].push_back(ModuleCall{tensor.detach().to(at::kCPU), -1});
+        }
+        fromFile->lastCallOnly = true;
+        fromFile->model = request.referenceFile;
         report.comparison = "values saved in " + request.referenceFile;
+        reference = std::move(fromFile);
     } else if (request.referenceValues) {
-        reference = request.referenceValues.get();
+        reference = request.referenceValues;
         report.comparison = "the module outputs of " + reference->model;
         if (reference->operatorOverflow) {
             report.notes.push_back("the operator outputs of " + reference->model +
                                    " beyond 1 GiB were not kept: later operators are "
                                    "compared at module outputs only");
         }
+        if (reference->outputOverflow) {
+            report.notes.push_back("the module outputs of " + reference->model +
+                                   " beyond 2 GiB were not kept: later calls are not compared");
+        }
+    } else {
+        reference.reset();
+        return std::nullopt;
     }
-    attachReferences(sites, siteModules, *reference, device, report);
-    compared = !reference->outputs.empty();
+    attachReferences(sites, siteModules, *reference, report);
     return std::nullopt;
 }
 
@@ -262,35 +273,23 @@ int nodeOf(const std::map<std::string, int>& nodes, const std::string& name) {
 
 void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
-                      const ModuleValues& reference, const torch::Device& device,
-                      ActivationReport& report) {
-    const std::map<std::string, at::Tensor>& references = reference.outputs;
+                      const ModuleValues& reference, ActivationReport& report) {
     const std::string& where = reference.model;
-    std::set<std::string> matched;
+    // Sites that are an output of a module the reference has outputs of are matched call by
+    // call during the run (recordValue); the rest by name or by place.
+    std::vector<bool> byCall(sites.size(), false);
     for (size_t s = 0; s < sites.size() && s < siteModules.size(); ++s) {
-        // A value that is the output of several modules (a Sequential and its last child) is
-        // compared with the innermost one's reference; the others are the same value in Python
-        // too.
         for (const auto& path : siteModules[s]) {
-            const auto found = references.find(path);
-            if (found == references.end()) {
-                continue;
-            }
-            matched.insert(path);
-            if (!sites[s].reference.defined() ||
-                path.size() > sites[s].referenceName.find(" in ")) {
-                sites[s].reference = found->second.to(device);
-                sites[s].referenceName = path + " in " + where;
-                sites[s].referenceNode = nodeOf(reference.outputNodes, path);
-            }
+            byCall[s] = byCall[s] || reference.outputs.count(path) > 0;
         }
     }
     // Inside a module, or where a module's output is not one value of both (a fused delegate),
     // the export's own node names: two exports of one model name their nodes alike, and a .pte
     // knows the node each call was lowered from.
     std::set<std::string> byName;
-    for (Site& site : sites) {
-        if (site.reference.defined()) {
+    for (size_t s = 0; s < sites.size(); ++s) {
+        Site& site = sites[s];
+        if (byCall[s]) {
             continue;
         }
         for (const std::string& name : site.operators) {
@@ -298,7 +297,7 @@ void attachReferences(std::vector<Site>& sites,
             if (found == reference.operatorOutputs.end() || !byName.insert(name).second) {
                 continue;
             }
-            site.reference = found->second.to(device);
+            site.reference = found->second;
             site.referenceName = "%" + name + " in " + where;
             site.referenceNode = nodeOf(reference.operatorNodes, name);
             ++report.operatorsMatched;
@@ -330,20 +329,14 @@ void attachReferences(std::vector<Site>& sites,
         for (size_t i = 0; i < mine.size(); ++i) {
             Site& site = sites[mine[i]];
             const int nth = ++seen[site.op];
-            if (site.reference.defined()) {
+            if (site.reference.defined() || byCall[mine[i]]) {
                 continue;
             }
-            site.reference = theirs->second[i].value.to(device);
+            site.reference = theirs->second[i].value;
             site.referenceNode = theirs->second[i].node;
             site.referenceName = (module.empty() ? std::string("(root)") : module) + "/" + site.op +
                                  "#" + std::to_string(nth) + " in " + where;
             ++report.operatorsMatched;
-        }
-    }
-    report.referenceCount = static_cast<int>(references.size());
-    for (const auto& [name, tensor] : references) {
-        if (!matched.count(name)) {
-            report.unmatched.push_back(name);
         }
     }
 }
@@ -358,28 +351,55 @@ void copyComparison(const ActivationRecord& from, ActivationRecord& to) {
 }
 
 void finishReport(TapRun& run, const GraphModel& model,
-                  const std::vector<std::vector<std::string>>& siteModules, bool references,
-                  double tolerance, ActivationReport& report) {
-    // A module output compared with a saved value: only its last occurrence is what a forward
-    // hook would have kept.
-    if (references) {
-        std::map<int, size_t> last; // site -> its last compared record
-        for (const auto& [key, index] : run.index) {
-            if (!run.records[index].comparedWith.empty()) {
-                const auto previous = last.find(key.first);
-                if (previous == last.end() || previous->second < index) {
-                    last[key.first] = index;
+                  const std::vector<std::vector<std::string>>& siteModules,
+                  const ModuleValues* reference, const c10::IValue& output,
+                  const ActivationRequest& request, ActivationReport& report) {
+    report.criterion = request.criterion;
+    // A site's own reference (a node's name, an operator's place in its module) is one value: only
+    // the site's last occurrence is compared with it (what the reference kept).
+    std::map<int, size_t> last; // site -> its last record compared through its own reference
+    for (const auto& [key, index] : run.index) {
+        if (run.siteCompared.count(index)) {
+            const auto previous = last.find(key.first);
+            if (previous == last.end() || previous->second < index) {
+                last[key.first] = index;
+            }
+        }
+    }
+    for (const auto& [key, index] : run.index) {
+        const auto kept = last.find(key.first);
+        if (run.siteCompared.count(index) && kept != last.end() && kept->second != index) {
+            copyComparison(ActivationRecord(), run.records[index]);
+            run.records[index].comparedWith.clear();
+            run.records[index].referenceNode = -1;
+        }
+    }
+    // The reference's module outputs (each call of each module) that no value matched.
+    if (reference) {
+        for (const auto& [path, calls] : reference->outputs) {
+            const size_t count = reference->lastCallOnly ? 1 : calls.size();
+            for (size_t k = 0; k < count; ++k) {
+                ++report.referenceCount;
+                if (!run.matchedCalls.count({path, static_cast<int>(k)})) {
+                    report.unmatched.push_back(count > 1
+                                                   ? path + " (call " + std::to_string(k + 1) +
+                                                         " of " + std::to_string(count) + ")"
+                                                   : path);
                 }
             }
         }
-        for (const auto& [key, index] : run.index) {
-            const auto kept = last.find(key.first);
-            if (kept != last.end() && kept->second != index) {
-                copyComparison(ActivationRecord(), run.records[index]);
-                run.records[index].comparedWith.clear();
-                run.records[index].referenceNode = -1;
-            }
-        }
+    }
+    if (reference && !reference->lastCallOnly && report.operatorsMatched == 0 &&
+        run.matchedCalls.empty()) {
+        report.notes.push_back(
+            report.referenceCount > 0
+                ? "no value inside matched one of the " + std::to_string(report.referenceCount) +
+                      " module outputs of " + reference->model +
+                      ": only the final outputs are compared (two different networks, or "
+                      "modules named apart?)"
+                : reference->model +
+                      " shows no values inside (a delegate runs it whole, or no ETRecord names "
+                      "its modules): only the final outputs are compared");
     }
     // Attribution: the graph model's node facts on every record.
     for (const auto& [key, index] : run.index) {
@@ -407,7 +427,9 @@ void finishReport(TapRun& run, const GraphModel& model,
         if (record.compared) {
             ++report.comparedCount;
             // The first node: an input that differs is the change itself, not its effect.
-            if (report.firstDifference < 0 && record.node >= 0 && record.maxAbsDiff > tolerance) {
+            if (report.firstDifference < 0 && record.node >= 0 &&
+                !agrees(record.maxAbsDiff, record.maxRelDiff, record.cosine, record.snrDb,
+                        request.criterion)) {
                 report.firstDifference = static_cast<int>(i);
             }
         }
@@ -429,6 +451,12 @@ void finishReport(TapRun& run, const GraphModel& model,
             }
         }
     }
+    // The final outputs, whatever matched inside: what every comparison with a model claims.
+    if (reference && reference->hasFinalOutput) {
+        report.outputs = compareOutputs(describeOutput(output, 0, kComparedOutputValues),
+                                        reference->finalOutput, request.criterion);
+    }
+    report.output = describeOutput(output, request.run.previewValues);
 }
 
 } // namespace detail

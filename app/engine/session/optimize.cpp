@@ -431,7 +431,12 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                 if (value == theirs.moduleOutputs.end() || reference == mine.moduleOutputs.end()) {
                     continue;
                 }
-                double best = maxAbsDifference(value->second, reference->second)
+                // Each module's last call, as a forward hook keeps it.
+                const at::Tensor& valueLast = value->second.back().value;
+                if (!valueLast.defined() || !reference->second.back().value.defined()) {
+                    continue;
+                }
+                double best = maxAbsDifference(valueLast, reference->second.back().value)
                                   .value_or(std::numeric_limits<double>::infinity());
                 std::string label = path;
                 // A module folded into this one (BatchNorm into the convolution before it) has
@@ -444,10 +449,11 @@ Expected<OptimizeResult> Session::optimize(const OptimizeRequest& request) {
                      ++next) {
                     folded += " + " + *next;
                     const auto other = mine.moduleOutputs.find(*next);
-                    if (other == mine.moduleOutputs.end()) {
+                    if (other == mine.moduleOutputs.end() ||
+                        !other->second.back().value.defined()) {
                         continue;
                     }
-                    const double d = maxAbsDifference(value->second, other->second)
+                    const double d = maxAbsDifference(valueLast, other->second.back().value)
                                          .value_or(std::numeric_limits<double>::infinity());
                     if (d < best) {
                         best = d;

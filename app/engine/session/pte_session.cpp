@@ -116,10 +116,19 @@ c10::IValue ivalueOf(const PlainValue& value) {
     return c10::IValue();
 }
 
-c10::IValue outputOf(const std::vector<PlainValue>& outputs) {
+// The method's outputs as the model returned them in Python: nested by the plan's output spec
+// (a dict, a tuple), else one value as it is and several as a tuple.
+c10::IValue outputOf(const std::vector<PlainValue>& outputs, const PtePlan& plan) {
     std::vector<c10::IValue> values;
     for (const PlainValue& value : outputs) {
         values.push_back(ivalueOf(value));
+    }
+    std::string why;
+    if (const auto spec = parseExecutorchSpec(plan.encodedOutputs, why);
+        spec && spec->leaves() == values.size()) {
+        if (auto nested = detail::nestOutputs(*spec, values)) {
+            return std::move(nested).value();
+        }
     }
     return values.size() == 1 ? values.front() : c10::ivalue::Tuple::create(std::move(values));
 }
@@ -247,7 +256,7 @@ struct PteSession::Impl {
                 return outputs.error();
             }
             if (i == runs - 1 && output) {
-                *output = outputOf(*outputs);
+                *output = outputOf(*outputs, **found);
             }
         }
         return (*traced)->takeTrace();
@@ -322,7 +331,7 @@ Expected<RunResult> PteSession::run(const RunRequest& request) {
     }
     result.stats = computeStats(result.samplesMs);
     try {
-        const c10::IValue output = outputOf(*outputs); // copied before any other run
+        const c10::IValue output = outputOf(*outputs, **plan); // copied before any other run
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
         if (!request.saveOutputsPath.empty()) {
             if (auto error = detail::saveValueFile(output, request.saveOutputsPath)) {
@@ -562,14 +571,14 @@ Expected<ActivationReport> PteSession::activations(const ActivationRequest& requ
     report.model = impl_->path();
     report.method = request.run.method;
     report.device = "cpu";
-    report.tolerance = request.tolerance;
     try {
-        bool compared = false;
-        if (auto error = detail::prepareRecording(request, sites.sites, sites.siteModules,
-                                                  torch::Device(torch::kCPU), report, compared)) {
+        std::shared_ptr<const ModuleValues> reference;
+        if (auto error = detail::prepareRecording(request, sites.sites, sites.siteModules, report,
+                                                  reference)) {
             return *error;
         }
         detail::TapRun run;
+        run.reference = reference.get();
         run.bins = request.bins;
         run.pinBudget = request.pinBytes;
         c10::IValue output;
@@ -583,9 +592,8 @@ Expected<ActivationReport> PteSession::activations(const ActivationRequest& requ
                                    " were not kept");
         }
         report.pinnedBytes = run.pinnedBytes;
-        detail::finishReport(run, sites.model, sites.siteModules, compared, request.tolerance,
+        detail::finishReport(run, sites.model, sites.siteModules, reference.get(), output, request,
                              report);
-        report.output = detail::describeOutput(output, request.run.previewValues);
     } catch (const std::exception& error) {
         return detail::errorFromException(error, ErrorKind::Model);
     }
@@ -603,11 +611,12 @@ Expected<std::shared_ptr<const ModuleValues>> PteSession::moduleOutputs(const Ru
         run.keepModuleOutputs = true;
         run.keepOperatorOutputs = true;
         std::vector<std::string> notes;
-        if (auto error = impl_->observe(request, *sites, run, nullptr, notes)) {
+        c10::IValue output;
+        if (auto error = impl_->observe(request, *sites, run, &output, notes)) {
             return *error;
         }
         auto values = std::make_shared<ModuleValues>();
-        detail::keepInto(run, *values);
+        detail::keepInto(run, output, *values);
         values->model = impl_->path();
         return std::shared_ptr<const ModuleValues>(std::move(values));
     } catch (const std::exception& error) {

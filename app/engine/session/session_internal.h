@@ -43,19 +43,34 @@ struct PlacedValue {
     int node = -1;
 };
 
-// What numerics_types.h declares opaque: a run's module outputs, by module path, as float32 copies.
+// One call's output of a module, as a float32 copy, and the node (of the records' graph of the
+// model it came from) that made it; none for values from a file.
+struct ModuleCall {
+    at::Tensor value;
+    int node = -1;
+};
+
+// What numerics_types.h declares opaque: a run's values for another model's run to be compared
+// with.
 struct ModuleValues {
-    std::map<std::string, at::Tensor> outputs;
+    // Each module's outputs, every call's in the order they were made: a module called twice
+    // (ResNet's block ReLU, a shared activation, a loop's body) has two, matched call by call.
+    std::map<std::string, std::vector<ModuleCall>> outputs;
+    // Values saved from Python (a dict a forward hook filled): one per module, its last call's.
+    bool lastCallOnly = false;
+    bool outputOverflow = false; // module outputs left out for their size
     // torch.export node names to their outputs (a .pt2's or .pte's run; TorchScript has none),
-    // and whether some were left out for their size.
+    // under every name a value has (a .pte's call: its edge node and the export node it was
+    // lowered from), and whether some were left out for their size.
     std::map<std::string, at::Tensor> operatorOutputs;
+    std::map<std::string, int> operatorNodes;
     // Each module's operators (as Site::op has them) and their outputs, in graph order.
     std::map<std::string, std::vector<PlacedValue>> moduleOperators;
     bool operatorOverflow = false;
-    // The node (of the records' graph of the model they came from) that made each module output
-    // and each named operator output; none for values from a file.
-    std::map<std::string, int> outputNodes;
-    std::map<std::string, int> operatorNodes;
+    // The run's final output with its values, compared with the other model's whatever else
+    // matched; Kind::None when there is none (values from a file).
+    OutputValue finalOutput;
+    bool hasFinalOutput = false;
     std::string model; // the file they came from
 };
 

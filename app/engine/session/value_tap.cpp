@@ -7,6 +7,7 @@
 #include "session_internal.h"
 #include "stats.h"
 #include "torch_values.h"
+#include "verdict.h"
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/jit/api/function_impl.h>
@@ -225,6 +226,66 @@ bool tapsOutputs(const Node* node) {
            kind != c10::prim::TupleIndex && kind != c10::aten::__getitem__;
 }
 
+// The reference's output of the same call of the innermost module whose output this value is
+// (the k-th value that is an output of its path against the reference's k-th), compared into
+// `r`; false where the reference has none for it.
+bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor,
+                           ActivationRecord& r) {
+    if (site >= run.siteModules.size() || run.siteModules[site].empty()) {
+        return false;
+    }
+    const ModuleValues* reference = run.reference;
+    const std::string* chosen = nullptr;
+    const ModuleCall* call = nullptr;
+    int chosenIndex = 0;
+    size_t calls = 0;
+    for (const std::string& path : run.siteModules[site]) {
+        const int index = run.moduleCalls[path]++; // counted whether or not it is compared
+        if (!reference) {
+            continue;
+        }
+        const auto found = reference->outputs.find(path);
+        if (found == reference->outputs.end() || found->second.empty()) {
+            continue;
+        }
+        const size_t at = reference->lastCallOnly ? 0 : static_cast<size_t>(index);
+        if (at >= found->second.size() || !found->second[at].value.defined()) {
+            continue;
+        }
+        // Every module this value is the output of has this call matched (a Sequential and its
+        // last child); the innermost one's value is the one compared.
+        run.matchedCalls.emplace(path, static_cast<int>(at));
+        if (!chosen || path.size() > chosen->size()) {
+            chosen = &path;
+            call = &found->second[at];
+            chosenIndex = static_cast<int>(at);
+            calls = found->second.size();
+        }
+    }
+    if (!chosen) {
+        return false;
+    }
+    if (reference->lastCallOnly) {
+        // A forward hook kept the last call's: only the last value of this path compares.
+        const auto previous = run.lastCallRecord.find(*chosen);
+        if (previous != run.lastCallRecord.end() && previous->second < run.records.size()) {
+            ActivationRecord& earlier = run.records[previous->second];
+            copyComparison(ActivationRecord(), earlier);
+            earlier.comparedWith.clear();
+            earlier.referenceNode = -1;
+        }
+        run.lastCallRecord[*chosen] = run.records.size();
+    }
+    r.comparedWith = *chosen +
+                     (calls > 1 ? " (call " + std::to_string(chosenIndex + 1) + " of " +
+                                      std::to_string(calls) + ")"
+                                : std::string()) +
+                     " in " + reference->model;
+    r.referenceNode = call->node;
+    compareInto(r, tensor, call->value);
+    return true;
+}
+
 } // namespace
 
 void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
@@ -259,10 +320,11 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
             run->pinOverflow = true;
         }
     }
-    if (dense && site.reference.defined()) {
+    if (dense && !compareWithModuleCall(*run, s, tensor, r) && site.reference.defined()) {
         r.comparedWith = site.referenceName;
         r.referenceNode = site.referenceNode;
         compareInto(r, tensor, site.reference);
+        run->siteCompared.insert(run->records.size());
     }
     const OccurrenceKey key{siteIndex, occurrence};
     if (dense && run->keepAll) {
@@ -281,10 +343,20 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
             compareInto(difference, tensor, found->second);
         }
     }
-    if (dense && run->keepModuleOutputs && s < run->siteModules.size()) {
+    if (run->keepModuleOutputs && s < run->siteModules.size() && !run->siteModules[s].empty()) {
+        // Every call's output, one copy for the modules that share it; a value without data (not
+        // dense) keeps its place in the calls' order.
+        at::Tensor copy;
+        const uint64_t bytes =
+            dense ? static_cast<uint64_t>(tensor.numel()) * sizeof(float) : uint64_t{0};
+        if (dense && run->moduleBytes + bytes <= run->moduleBudget) {
+            copy = floatCopy(tensor);
+            run->moduleBytes += bytes;
+        } else if (dense) {
+            run->moduleOverflow = true;
+        }
         for (const auto& path : run->siteModules[s]) {
-            run->moduleOutputs[path] = floatCopy(tensor);
-            run->moduleOutputNodes[path] = site.node;
+            run->moduleOutputs[path].push_back(ModuleCall{copy, site.node});
         }
     }
     if (dense && run->keepOperatorOutputs && (!site.operators.empty() || !site.op.empty())) {
@@ -300,16 +372,19 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
         if (run->operatorBytes + bytes <= run->operatorBudget) {
             const at::Tensor copy = floatCopy(tensor);
             run->operatorBytes += bytes;
-            if (!site.operators.empty()) {
-                run->operatorOutputs[site.operators.front()] = copy;
-                run->operatorNodes[site.operators.front()] = site.node;
+            // Under every name the value has, so that either model's names find it (a .pte's
+            // call is its edge node and the export node it was lowered from); a later value of
+            // the same name (the last node a call was lowered from) replaces an earlier one.
+            for (const std::string& name : site.operators) {
+                run->operatorOutputs[name] = copy;
+                run->operatorNodes[name] = site.node;
             }
             if (!site.op.empty()) {
                 placed[siteIndex] = PlacedValue{site.op, copy, site.node};
             }
         } else {
-            if (!site.operators.empty()) {
-                run->operatorOutputs.erase(site.operators.front());
+            for (const std::string& name : site.operators) {
+                run->operatorOutputs.erase(name);
             }
             run->operatorOverflow = true;
         }
@@ -346,11 +421,13 @@ void placeSite(Site& site, const GraphModel& model) {
     site.op = comparableOperator(node.kind);
 }
 
-void keepInto(TapRun& run, ModuleValues& values) {
+void keepInto(TapRun& run, const c10::IValue& output, ModuleValues& values) {
     values.outputs = std::move(run.moduleOutputs);
+    values.outputOverflow = run.moduleOverflow;
     values.operatorOutputs = std::move(run.operatorOutputs);
-    values.outputNodes = std::move(run.moduleOutputNodes);
     values.operatorNodes = std::move(run.operatorNodes);
+    values.finalOutput = describeOutput(output, 8, kComparedOutputValues);
+    values.hasFinalOutput = true;
     for (auto& [module, placed] : run.moduleOperators) {
         auto& sequence = values.moduleOperators[module];
         for (auto& [site, value] : placed) {
@@ -394,46 +471,26 @@ std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b)
 }
 
 bool compareInto(ActivationRecord& r, const at::Tensor& value, const at::Tensor& reference) {
-    const auto largest = maxAbsDifference(value, reference);
-    if (!largest) {
+    if (value.sizes() != reference.sizes()) {
         r.compared = false;
         r.compareNote = "shape " + shapeText(value.sizes()) + ", the reference's " +
                         shapeText(reference.sizes());
         return false;
     }
+    // Both as float32 on the CPU, measured as verdict.h defines it (the outputs' comparison
+    // measures the same way).
+    const at::Tensor x = floatCopy(value);
+    const at::Tensor y = reference.scalar_type() == at::kFloat && reference.is_contiguous() &&
+                                 reference.device().is_cpu()
+                             ? reference
+                             : floatCopy(reference);
+    const ValueDifference d =
+        measure(x.data_ptr<float>(), y.data_ptr<float>(), static_cast<size_t>(x.numel()));
     r.compared = true;
-    r.maxAbsDiff = *largest;
-    r.maxRelDiff = 0;
-    r.cosine = 1;
-    r.snrDb = std::numeric_limits<double>::infinity();
-    if (value.numel() == 0 || *largest == 0) {
-        return true;
-    }
-    // Over the values finite on both sides; a NaN or Inf already made maxAbsDiff infinite.
-    const at::Tensor x = value.detach().to(at::kCPU, at::kDouble).flatten();
-    const at::Tensor y = reference.detach().to(at::kCPU, at::kDouble).flatten();
-    const at::Tensor finite = x.isfinite() & y.isfinite();
-    const at::Tensor a = x.masked_select(finite);
-    const at::Tensor b = y.masked_select(finite);
-    if (b.numel() == 0) {
-        r.maxRelDiff = std::numeric_limits<double>::infinity();
-        r.cosine = 0;
-        r.snrDb = -std::numeric_limits<double>::infinity();
-        return true;
-    }
-    const double scale = b.abs().max().item<double>();
-    const double finiteLargest = (a - b).abs().max().item<double>();
-    r.maxRelDiff = scale > 0 ? finiteLargest / scale : std::numeric_limits<double>::infinity();
-    const double norms = a.norm().item<double>() * b.norm().item<double>();
-    r.cosine = norms > 0 ? (a * b).sum().item<double>() / norms : (a.equal(b) ? 1.0 : 0.0);
-    const double signal = (b * b).sum().item<double>();
-    const double noise = ((a - b) * (a - b)).sum().item<double>();
-    r.snrDb = noise == 0    ? std::numeric_limits<double>::infinity()
-              : signal == 0 ? -std::numeric_limits<double>::infinity()
-                            : 10 * std::log10(signal / noise);
-    if (!std::isfinite(*largest)) {
-        r.maxRelDiff = std::numeric_limits<double>::infinity();
-    }
+    r.maxAbsDiff = d.maxAbsDiff;
+    r.maxRelDiff = d.maxRelDiff;
+    r.cosine = d.cosine;
+    r.snrDb = d.snrDb;
     return true;
 }
 

@@ -69,11 +69,24 @@ struct TapRun {
     // Comparing with a first run's kept values
     const std::map<OccurrenceKey, at::Tensor>* against = nullptr;
     std::map<OccurrenceKey, ActivationRecord> differences; // the comparison fields only
-    // Keeping module outputs (for another model to be compared with): path -> last value
+    // Keeping module outputs (for another model to be compared with): path -> each call's
+    // value, up to moduleBudget bytes.
     std::vector<std::vector<std::string>> siteModules;
     bool keepModuleOutputs = false;
-    std::map<std::string, at::Tensor> moduleOutputs;
-    std::map<std::string, int> moduleOutputNodes;
+    std::map<std::string, std::vector<ModuleCall>> moduleOutputs;
+    uint64_t moduleBudget = uint64_t{2} << 30;
+    uint64_t moduleBytes = 0;
+    bool moduleOverflow = false;
+    // Comparing module outputs with another model's (or a file's), call by call: the k-th value
+    // that is an output of a module path against the reference's k-th output of that path (a
+    // file's one value against the last call's). How many outputs each path has made so far, the
+    // reference calls matched, and the records compared through a site's own reference
+    // (Site::reference: a node's name, an operator's place in its module).
+    const ModuleValues* reference = nullptr;
+    std::map<std::string, int> moduleCalls;
+    std::set<std::pair<std::string, int>> matchedCalls;
+    std::map<std::string, size_t> lastCallRecord; // a file's references: the record compared
+    std::set<size_t> siteCompared;
     // And operator outputs (by the first of each site's operators), up to operatorBudget bytes.
     bool keepOperatorOutputs = false;
     uint64_t operatorBudget = uint64_t{1} << 30;
@@ -90,8 +103,8 @@ struct TapRun {
 };
 
 // What a reference's recording keeps for another model to be matched with: the module outputs,
-// the operator outputs by name and by their order in each module.
-void keepInto(TapRun& run, ModuleValues& values);
+// the operator outputs by name and by their order in each module, and the run's final output.
+void keepInto(TapRun& run, const c10::IValue& output, ModuleValues& values);
 
 // What a tap does with one value: its statistics recorded (and the value pinned, kept or compared,
 // as `run` asks) under the site's next occurrence. The TorchScript tap and the exported program's
@@ -123,31 +136,33 @@ c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::
 // numerics.cpp, shared by every model's activations:
 // A dict of module paths to tensors (torch.save in Python), for comparing with.
 Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path);
-// Each site whose value is the output of a module whose output `reference` holds compares with it
-// (the innermost module, where several return one value); the module outputs no site matched go
-// to report.unmatched. Then each site left without one compares with the operator output of its
-// first name that `reference` holds, and then, in each module whose operators (Site::op) run in
-// the same order in both models, with the other's value in the same place; report.operatorsMatched
-// counts both kinds. `reference.model` names where they came from ("features.3 in WHERE").
+// The references each site compares with before the run: where no module output of `reference`
+// is the site's (those are matched call by call as the run makes them, recordValue), the operator
+// output of its first name that `reference` holds, and then, in each module whose operators
+// (Site::op) run in the same order in both models, the other's value in the same place;
+// report.operatorsMatched counts both kinds. `reference.model` names where they came from
+// ("features.3 in WHERE").
 void attachReferences(std::vector<Site>& sites,
                       const std::vector<std::vector<std::string>>& siteModules,
-                      const ModuleValues& reference, const torch::Device& device,
-                      ActivationReport& report);
+                      const ModuleValues& reference, ActivationReport& report);
 // What a recording of one model's values takes from the request before it runs: the pinned
-// nodes onto their sites, and the values to compare with (a file's or another model's module
-// outputs) attached to the sites whose modules they are of. Sets report.comparison; false in
-// `compared` when there is nothing to compare with.
+// nodes onto their sites, and the values to compare with (a file's or another model's) in
+// `reference`, attached to the sites as attachReferences does. Sets report.comparison and
+// report.criterion; `reference` stays null when there is nothing to compare with.
 Status prepareRecording(const ActivationRequest& request, std::vector<Site>& sites,
                         const std::vector<std::vector<std::string>>& siteModules,
-                        const torch::Device& device, ActivationReport& report, bool& compared);
+                        ActivationReport& report, std::shared_ptr<const ModuleValues>& reference);
 // The comparison fields of one record into another.
 void copyComparison(const ActivationRecord& from, ActivationRecord& to);
-// The run's records into the report: a reference compared at a module output's last occurrence
-// only, each record attributed to its GraphModel node, the first non-finite value (and what its
-// node read) and the first compared value beyond `tolerance`.
+// The run's records into the report: a site's own reference compared at its last occurrence
+// only, each record attributed to its GraphModel node, the module outputs of the reference that
+// no value matched, the first non-finite value (and what its node read) and the first compared
+// value the criterion calls apart. With a model's reference, the run's final `output` is compared
+// with the reference's (report.outputs); report.output describes it.
 void finishReport(TapRun& run, const GraphModel& model,
-                  const std::vector<std::vector<std::string>>& siteModules, bool references,
-                  double tolerance, ActivationReport& report);
+                  const std::vector<std::vector<std::string>>& siteModules,
+                  const ModuleValues* reference, const c10::IValue& output,
+                  const ActivationRequest& request, ActivationReport& report);
 
 // Whether the module path `path` is `module` or inside it ("" holds everything).
 bool within(const std::string& path, const std::string& module);
