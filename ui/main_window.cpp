@@ -225,6 +225,7 @@ void MainWindow::buildUi() {
     runPanel_ = new RunPanel(worker_, warpEditor_, workspaces_);
     workspaces_->addTab(runPanel_, tr("Run"));
     connect(runPanel_, &RunPanel::profileReady, modelWorkspace_, &ModelWorkspace::setProfile);
+    connect(runPanel_, &RunPanel::runShown, modelWorkspace_, &ModelWorkspace::setControlFlow);
     connect(runPanel_, &RunPanel::modelCornersUsed, this,
             [this]() { workspaces_->setCurrentWidget(warpEditor_); });
     numericsPanel_ = new NumericsPanel(worker_, runPanel_, modelWorkspace_, workspaces_);

@@ -386,6 +386,19 @@ int commandRun(const Options& o) {
         if (!o.render.empty()) {
             j["rendered"] = o.render;
         }
+        nlohmann::json flow = nlohmann::json::array();
+        for (const ControlFlowRun& f : r.controlFlow) {
+            nlohmann::json entry = {
+                {"node", f.node}, {"graph_node", f.graphNode}, {"kind", f.kind}};
+            if (f.branch >= 0) {
+                entry["branch"] = f.branch == 0 ? "true" : "false";
+            }
+            if (f.iterations >= 0) {
+                entry["iterations"] = f.iterations;
+            }
+            flow.push_back(std::move(entry));
+        }
+        j["control_flow"] = flow;
         if (r.profiled) {
             nlohmann::json modules = nlohmann::json::array(), operators = nlohmann::json::array();
             for (const auto& m : r.profile.modules) {
@@ -428,6 +441,15 @@ int commandRun(const Options& o) {
               << (r.stats.p50 > 0 ? 1000.0 / r.stats.p50 : 0.0) << "\n\nOutput\n";
     std::cout << std::defaultfloat << std::setprecision(6);
     printOutput(r.output, 1);
+    for (const ControlFlowRun& f : r.controlFlow) {
+        std::cout << (&f == &r.controlFlow.front() ? "\nControl flow " : "             ") << f.node
+                  << " (" << f.kind << "): "
+                  << (f.branch >= 0 ? std::string(f.branch == 0 ? "the true branch ran"
+                                                                : "the false branch ran")
+                                    : "its body ran " + std::to_string(f.iterations) +
+                                          (f.iterations == 1 ? " time" : " times"))
+                  << "\n";
+    }
     if (const std::string nonFinite = nonFiniteSummary(r.output); !nonFinite.empty()) {
         std::cout << "\nNot finite  " << nonFinite << ": 'scriptscope-cli activations "
                   << o.positional[0] << "' finds the operator that made the first one\n";

@@ -58,11 +58,19 @@ void describe(Fields& f, RunProfile& p) {
     f("shapesMethod", p.shapesMethod)("nodeMs", p.nodeMs)("runs", p.runs);
 }
 
+void describe(Fields& f, ControlFlowRun& c) {
+    f("node", c.node)("graphNode", c.graphNode)("kind", c.kind)("branch", c.branch);
+    f("iterations", c.iterations);
+}
+
 void describe(Fields& f, RunResult& r) {
     f("model", r.model)("method", r.method)("device", r.device)("deviceName", r.deviceName);
     f("warmup", r.warmup)("synchronized", r.synchronized)("samples", r.samplesMs);
     f("stats", r.stats)("inputs", r.inputDescriptions)("output", r.output);
     f.present("profile", r.profiled, r.profile);
+    if (f.include(!r.controlFlow.empty())) {
+        f("controlFlow", r.controlFlow);
+    }
 }
 
 void describe(Fields& f, SourceInfo& i) {

@@ -32,6 +32,48 @@ QString GraphDiagram::edgeLabel(int layoutEdge) const {
     return q(edge.type);
 }
 
+void GraphDiagram::setControlFlow(const std::vector<ControlFlowRun>& flow) {
+    blockNotes_.clear();
+    blocksNotTaken_.clear();
+    if (hasGraph_) {
+        for (const ControlFlowRun& f : flow) {
+            if (f.graphNode < 0 || f.graphNode >= static_cast<int>(graph_->nodes.size())) {
+                continue;
+            }
+            int index = 0; // the node's blocks in the order it calls them
+            for (const GraphGroup& g : graph_->groups) {
+                if (g.kind != GraphGroup::Kind::Block || g.owner != f.graphNode) {
+                    continue;
+                }
+                if (f.branch >= 0) {
+                    const bool ran = index == f.branch;
+                    blockNotes_[g.id] = ran ? tr("ran") : tr("not taken");
+                    if (!ran) {
+                        blocksNotTaken_.insert(g.id);
+                    }
+                } else if (f.iterations >= 0) {
+                    // A while_loop asks its cond once more than its body runs.
+                    const int64_t times =
+                        f.kind == "while_loop" && index == 0 ? f.iterations + 1 : f.iterations;
+                    blockNotes_[g.id] = QStringLiteral("\u00d7%1").arg(times);
+                    if (times == 0) {
+                        blocksNotTaken_.insert(g.id);
+                    }
+                }
+                ++index;
+            }
+        }
+    }
+    if (canvas_) {
+        canvas_->update();
+    }
+}
+
+QString GraphDiagram::blockNote(int group) const {
+    const auto found = blockNotes_.find(group);
+    return found == blockNotes_.end() ? QString() : found->second;
+}
+
 void GraphDiagram::setValueOverlay(const ValueOverlay& overlay) {
     overlay_ = overlay;
     setProfile(profile_);

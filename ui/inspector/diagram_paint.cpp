@@ -364,17 +364,26 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             }
         }
         QPen pen(frame, 1);
+        const bool notTaken = blocksNotTaken_.count(c.group) > 0;
         if (block) {
             pen.setStyle(Qt::DashLine);
+        }
+        if (notTaken) {
+            // A branch the run did not take: drawn faint.
+            fill.setAlpha(fill.alpha() / 3);
+            pen.setColor(dim);
         }
         p.setPen(pen);
         p.setBrush(fill);
         p.drawRoundedRect(qrect(c.rect), 6, 6);
         if (showText) {
             p.setFont(lineFont);
-            p.setPen(text);
+            p.setPen(notTaken ? dim : text);
             QString title =
                 q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
+            if (const auto note = blockNotes_.find(c.group); note != blockNotes_.end()) {
+                title += QStringLiteral(" \u00B7 ") + note->second;
+            }
             if (ms > 0) {
                 title += overlayName().isEmpty()
                              ? QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2)
@@ -479,8 +488,11 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                 continue;
             }
             const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
-            const QString name =
+            QString name =
                 q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
+            if (const auto note = blockNotes_.find(c.group); note != blockNotes_.end()) {
+                name += QStringLiteral(" \u00B7 ") + note->second;
+            }
             const QRectF room = box.adjusted(4, 1, -4, -1);
             p.drawText(
                 room, Qt::AlignLeft | Qt::AlignTop,
@@ -537,6 +549,16 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         const double textWidth = r.width - 2 * diagram::kPadding + 4;
         double y = r.y + diagram::kPadding - 3;
         double titleWidth = textWidth;
+        // A collapsed block's mark after a run ("ran", "not taken", "×4"), right-aligned.
+        const auto note = v.isGroup ? blockNotes_.find(v.id) : blockNotes_.end();
+        if (note != blockNotes_.end() && !(heat && ms > 0)) {
+            p.setFont(smallFont);
+            p.setPen(blocksNotTaken_.count(v.id) ? dim : text);
+            p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
+                       Qt::AlignRight | Qt::AlignVCenter, note->second);
+            titleWidth =
+                std::max(20.0, textWidth - p.fontMetrics().horizontalAdvance(note->second) - 6);
+        }
         if (heat && ms > 0) { // the time (or value), right-aligned on the title's line
             p.setFont(smallFont);
             const QString label = overlayName().isEmpty()

@@ -207,6 +207,8 @@ void GraphDiagram::setGraph(std::shared_ptr<const GraphModel> graph) {
     selectedNode_ = selectedItem_ = -1;
     markAround(-1);
     notes_.clear();
+    blockNotes_.clear();
+    blocksNotTaken_.clear();
     fitAfterLayout_ = true;
     centreNodeAfterLayout_ = -1;
     compare_ = Comparison{};

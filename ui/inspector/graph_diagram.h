@@ -155,6 +155,13 @@ public:
     const ValueOverlay& valueOverlay() const { return overlay_; }
     // The overlay's name while it is what the diagram paints; empty for times.
     QString overlayName() const { return nodeValues_.empty() ? QString() : overlay_.name; }
+    // What a run's control flow did (RunResult::controlFlow, node ids of the forward's graph),
+    // marked on the blocks of each node: a torch.cond's branch that ran, the other "not taken"
+    // (dimmed); a while_loop's or map's body with its count. Empty clears; a new graph too.
+    void setControlFlow(const std::vector<ControlFlowRun>& flow);
+    // The mark on a block group ("ran", "not taken", "×4"); empty for none.
+    QString blockNote(int group) const;
+    bool blockNotTaken(int group) const { return blocksNotTaken_.count(group) > 0; }
     // An edge's label: the shape that flowed along its value in the profiled run, where the
     // diagram shows that run's method inlined; else the value's type.
     QString edgeLabel(int layoutEdge) const;
@@ -242,6 +249,8 @@ private:
     int currentMatch_ = -1;
     QString searchText_;
 
+    std::map<int, QString> blockNotes_; // block group -> its mark after a run
+    std::set<int> blocksNotTaken_;
     std::map<std::string, double> moduleMs_;
     std::map<std::string, double> operatorMs_; // average per call
     std::vector<double> nodeMs_; // each node's own time, where the run timed every call (.pte)

@@ -282,6 +282,7 @@ void ModelWorkspace::showModel(const ModelInfo& info, const QString& reselect, b
     diagrams_.clear(); // built from the previous load: a reload may have changed the graph
     if (otherModel) {
         profile_ = RunProfile{};
+        flow_.clear();
         overlay_ = {};
         pendingNode_ = -1;
         diagram_->setValueOverlay(overlay_);
@@ -403,6 +404,17 @@ void ModelWorkspace::setProfile(const RunProfile& profile) {
     diagram_->setProfile(profile);
     tree_->setColumnHidden(ModuleTreeModel::TimeColumn, profile.modules.empty());
     tree_->resizeColumnToContents(ModuleTreeModel::TimeColumn);
+}
+
+void ModelWorkspace::setControlFlow(const RunResult& run) {
+    if (run.model != model_.path) {
+        return;
+    }
+    flow_ = run.controlFlow;
+    if (diagram_->hasGraph() && diagram_->graph().inlined && diagram_->graph().modulePath.empty() &&
+        diagram_->graph().method == run.method) {
+        diagram_->setControlFlow(flow_);
+    }
 }
 
 QString ModelWorkspace::selectedModulePath() const {
@@ -556,6 +568,10 @@ void ModelWorkspace::showDiagramFor(const QString& key) {
         diagram_->setGraph(it->second);
         diagram_->setValueOverlay(overlay_);
         diagram_->setProfile(profile_); // this model's last profiled run, if any
+        if (it->second->inlined && it->second->modulePath.empty() &&
+            it->second->method == "forward") {
+            diagram_->setControlFlow(flow_);
+        }
         nodeOfIrLine_.clear();
         for (const GraphNode& n : it->second->nodes) {
             if (n.irLine > 0) {

@@ -54,6 +54,9 @@ public:
     void setRecentFiles(const QStringList& paths);
     // Per-module times of a profiled run: the tree's Time column.
     void setProfile(const RunProfile& profile);
+    // A run of the shown model: its control flow marked on the diagram's blocks (a .pt2's
+    // forward), until the next run or another model.
+    void setControlFlow(const RunResult& run);
 
     // Paints the whole model's inlined graph by a value per node (the Numerics workspace's
     // statistic); an empty overlay removes it. Cleared when another model is shown.
@@ -134,6 +137,7 @@ private:
     std::map<int, int> nodeOfIrLine_;
     bool syncingText_ = false;
     RunProfile profile_;                 // the shown model's last profiled run
+    std::vector<ControlFlowRun> flow_;   // and its last run's control flow
     GraphDiagram::ValueOverlay overlay_; // of the shown model
     int pendingNode_ = -1;               // to select once the diagram pendingKey_ names is shown
     QString pendingKey_;    // "\nforward", or "PATH/forward" where there is no inlined graph

@@ -21,11 +21,6 @@ std::string lastPart(const std::string& path) {
     return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
-// A module called more than once is "relu@1" on its second call: the same module.
-std::string modulePathOf(const Pt2ModuleFrame& frame) {
-    return frame.path.substr(0, frame.path.find('@'));
-}
-
 std::vector<int64_t> staticShape(const Pt2TensorMeta& meta, bool& symbolic) {
     std::vector<int64_t> shape;
     for (const std::string& size : meta.sizes) {
@@ -87,11 +82,22 @@ std::vector<ModuleInfo> moduleTree(const Pt2Model& model) {
         }
     };
     add("", std::string(), add);
-    for (const Pt2Node& node : model.nodes) {
-        for (const Pt2ModuleFrame& frame : node.moduleStack) {
-            add(modulePathOf(frame), frame.type, add);
+    // The modules the graphs of control flow call are called too (torch.cond's branches, a
+    // while_loop's body): their nodes' stacks count, else those modules would read "(not
+    // called)".
+    const auto addStacks = [&](const Pt2Model& graph, int depth, const auto& self) -> void {
+        for (const Pt2Node& node : graph.nodes) {
+            for (const Pt2ModuleFrame& frame : node.moduleStack) {
+                add(exported::modulePathOf(frame), frame.type, add);
+            }
         }
-    }
+        for (const Pt2Model& subgraph : graph.subgraphs) {
+            if (depth < 16) {
+                self(subgraph, depth + 1, self);
+            }
+        }
+    };
+    addStacks(model, 0, addStacks);
     for (const Pt2SignatureEntry& entry : model.inputs) {
         if (!entry.target.empty() && entry.kind != "USER_INPUT") {
             add(parentOf(entry.target), std::string(), add);
@@ -142,26 +148,6 @@ std::string forwardSchema(const Pt2Model& model) {
         returns += (i ? ", " : "") + outputs[i];
     }
     return schema + ") -> " + (outputs.size() == 1 ? returns : "(" + returns + ")");
-}
-
-// "aten::conv2d" for "torch.ops.aten.conv2d.default": the kind TorchScript graphs name it by.
-std::string kindOf(const std::string& target) {
-    const std::string ops = "torch.ops.";
-    if (target.compare(0, ops.size(), ops) != 0) {
-        return target;
-    }
-    const std::string rest = target.substr(ops.size());
-    const size_t dot = rest.find('.');
-    if (dot == std::string::npos) {
-        return rest;
-    }
-    const std::string ns = rest.substr(0, dot);
-    const std::string name = rest.substr(dot + 1);
-    return ns + "::" + name.substr(0, name.find('.'));
-}
-
-std::string shortType(const std::string& type) {
-    return lastPart(type);
 }
 
 } // namespace
@@ -371,166 +357,6 @@ Expected<std::string> ExportedProgram::graph(const std::string& modulePath,
         return *error;
     }
     return info_.modules.front().methods.front().graph;
-}
-
-Expected<GraphModel> ExportedProgram::graphModel(const std::string& modulePath,
-                                                 const std::string& method) const {
-    if (auto error = checkGraph(modulePath, method)) {
-        return *error;
-    }
-    const Pt2Model& model = program();
-    GraphModel g;
-    g.method = "forward";
-    g.inlined = true;
-    const auto annotation = [&model](const std::string& value) {
-        if (const auto t = model.tensors.find(value); t != model.tensors.end()) {
-            return t->second.text();
-        }
-        if (const auto s = model.symbols.find(value); s != model.symbols.end()) {
-            return "Sym(" + s->second + ")";
-        }
-        return std::string();
-    };
-    // Parameters, buffers and constants are drawn as their users' attributes, as a TorchScript
-    // graph's GetAttr values are: "4x3x3x3 float32 (conv.weight)".
-    std::map<std::string, std::string> folded;
-    std::map<std::string, int> graphInputs;
-    for (const Pt2SignatureEntry& entry : model.inputs) {
-        if (entry.kind == "USER_INPUT" || entry.target.empty()) {
-            graphInputs[entry.name] = static_cast<int>(g.inputs.size());
-            g.inputs.push_back({entry.name, annotation(entry.name)});
-            continue;
-        }
-        std::string shape;
-        if (const auto t = model.tensors.find(entry.name); t != model.tensors.end()) {
-            for (size_t i = 0; i < t->second.sizes.size(); ++i) {
-                shape += (i ? "x" : "") + t->second.sizes[i];
-            }
-            shape = (shape.empty() ? std::string("scalar") : shape) + " " + t->second.dtype;
-        }
-        folded[entry.name] =
-            (shape.empty() ? std::string() : shape + " ") + "(" + entry.target + ")";
-    }
-    for (const Pt2Model& subgraph : model.subgraphs) {
-        folded[subgraph.name] =
-            "graph " + subgraph.name + " (" + std::to_string(subgraph.nodes.size()) + " calls)";
-    }
-    GraphGroup root;
-    root.label = "(root)";
-    root.type = shortType(info_.modules.front().type);
-    root.parameters = static_cast<int64_t>(info_.modules.front().totalParameterCount);
-    g.groups.push_back(root);
-    std::map<std::string, int> groups{{"", 0}};
-    const auto groupOf = [&](const std::vector<Pt2ModuleFrame>& stack) {
-        int group = 0;
-        for (const Pt2ModuleFrame& frame : stack) {
-            const std::string path = modulePathOf(frame);
-            if (path.empty()) {
-                continue;
-            }
-            auto found = groups.find(path);
-            if (found == groups.end()) {
-                GraphGroup added;
-                added.id = static_cast<int>(g.groups.size());
-                added.parent = group;
-                added.module = path;
-                added.type = shortType(frame.type);
-                const std::string& parent = g.groups[static_cast<size_t>(group)].module;
-                added.label = parent.empty() || path.compare(0, parent.size() + 1, parent + ".")
-                                  ? path
-                                  : path.substr(parent.size() + 1);
-                if (const ModuleInfo* module = info_.findModule(path)) {
-                    added.parameters = static_cast<int64_t>(module->totalParameterCount);
-                }
-                added.depth = g.groups[static_cast<size_t>(group)].depth + 1;
-                g.groups.push_back(added);
-                found = groups.emplace(path, added.id).first;
-            }
-            group = found->second;
-        }
-        return group;
-    };
-    const std::vector<FxNode> fx = fxNodes(model);
-    std::map<std::string, int> producers; // value -> node id
-    for (size_t line = 0; line < fx.size(); ++line) {
-        const FxNode& node = fx[line];
-        if (node.op != "call_function" || node.source < 0) {
-            continue;
-        }
-        const Pt2Node& source = model.nodes[static_cast<size_t>(node.source)];
-        if (node.callable == "operator.getitem") {
-            continue; // a value of the call before it: an output port of that node
-        }
-        GraphNode n;
-        n.id = static_cast<int>(g.nodes.size());
-        n.kind = kindOf(source.target);
-        n.schema = source.target;
-        n.module =
-            source.moduleStack.empty() ? std::string() : modulePathOf(source.moduleStack.back());
-        n.group = groupOf(source.moduleStack);
-        n.irLine = static_cast<int>(line) + 2; // after "graph():"
-        const std::string summary = stackTraceSummary(source.stackTrace);
-        if (!summary.empty()) {
-            // "File: FILE:LINE in NAME, code: CODE"
-            const size_t in = summary.find(" in ");
-            const size_t code = summary.find(", code: ");
-            n.source = summary.substr(6, in - 6);
-            const size_t colon = n.source.rfind(':');
-            n.sourceLine = colon == std::string::npos ? 0 : std::atoi(n.source.c_str() + colon + 1);
-            n.sourceText = code == std::string::npos ? "" : summary.substr(code + 8);
-        }
-        for (const Pt2Argument& argument : source.inputs) {
-            const bool drawn =
-                std::any_of(argument.values.begin(), argument.values.end(),
-                            [&folded](const std::string& value) { return !folded.count(value); });
-            if (argument.values.size() == 1 && folded.count(argument.values.front())) {
-                n.attributes.push_back({argument.name, folded[argument.values.front()]});
-            } else if (!drawn) {
-                n.attributes.push_back({argument.name, argument.text});
-            }
-            for (const std::string& value : argument.values) {
-                if (!folded.count(value)) {
-                    n.inputs.push_back({value, annotation(value)});
-                }
-            }
-        }
-        for (const std::string& value : source.outputs) {
-            if (!value.empty()) {
-                n.outputs.push_back({value, annotation(value)});
-                producers[value] = n.id;
-            }
-        }
-        g.nodes.push_back(std::move(n));
-    }
-    const auto connect = [&](const std::string& value, int to, int toOutput) {
-        GraphEdge e;
-        e.to = to;
-        e.toOutput = toOutput;
-        e.value = value;
-        e.type = annotation(value);
-        if (const auto p = producers.find(value); p != producers.end()) {
-            e.from = p->second;
-        } else if (const auto i = graphInputs.find(value); i != graphInputs.end()) {
-            e.fromInput = i->second;
-        } else {
-            return; // folded, or not a value
-        }
-        g.edges.push_back(std::move(e));
-    };
-    for (const GraphNode& node : g.nodes) {
-        std::set<std::string> seen;
-        for (const GraphPort& input : node.inputs) {
-            if (seen.insert(input.name).second) {
-                connect(input.name, node.id, -1);
-            }
-        }
-    }
-    for (size_t i = 0; i < model.graphOutputs.size(); ++i) {
-        g.outputs.push_back({model.graphOutputs[i], annotation(model.graphOutputs[i])});
-        connect(model.graphOutputs[i], -1, static_cast<int>(i));
-    }
-    markRepeatedGroups(g);
-    return g;
 }
 
 } // namespace scriptscope

@@ -14,6 +14,8 @@
 #include <graph_model.h>
 #include <model_info.h>
 
+#include <map>
+#include <memory>
 #include <string>
 
 namespace scriptscope {
@@ -38,7 +40,11 @@ public:
     // (inlined or not: an exported graph is flat).
     Expected<std::string> code(const std::string& modulePath, const std::string& method) const;
     Expected<std::string> graph(const std::string& modulePath, const std::string& method) const;
+    // The diagram's graph (exported_diagram.cpp): the nodes by their module stacks, the graphs
+    // control flow calls as blocks inside their nodes. Made once.
     Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method) const;
+    // The diagram's node of a top-level node of the program, by its name ("cond"); -1 when none.
+    int graphNodeOf(const std::string& nodeName) const;
 
 private:
     Status check(const std::string& modulePath, const std::string& method) const;
@@ -46,7 +52,19 @@ private:
 
     Pt2Archive archive_;
     ModelInfo info_;
+    struct Diagram {
+        GraphModel model;
+        std::map<std::string, int> topLevel;
+    };
+    mutable std::shared_ptr<const Diagram> diagram_;
 };
+
+namespace exported {
+// The module a frame of an nn_module_stack names ("relu@1", a second call, is "relu").
+std::string modulePathOf(const Pt2ModuleFrame& frame);
+// "aten::conv2d" for "torch.ops.aten.conv2d.default".
+std::string kindOf(const std::string& target);
+} // namespace exported
 
 // Bytes per element of a dtype as Python names it ("float32": 4), 0 when unknown.
 int dtypeBytes(const std::string& dtype);

@@ -152,6 +152,16 @@ struct RunProfile {
     int64_t runs = 1; // the times are the mean of this many runs (an ETDump's, a .pte's)
 };
 
+// What a run's control flow did: a torch.cond's branch, a while_loop's or a map's count of body
+// runs, for the diagram to mark (the last timed run's; a .pt2's top-level nodes).
+struct ControlFlowRun {
+    std::string node;        // the node's name in its graph ("cond")
+    int graphNode = -1;      // the diagram's node (GraphModel id); -1 when unknown
+    std::string kind;        // "cond", "while_loop", "map"
+    int branch = -1;         // cond: 0 the true branch ran, 1 the false one
+    int64_t iterations = -1; // while_loop, map: how many times the body ran
+};
+
 struct RunResult {
     std::string model; // the archive's path, so runs of different models are told apart
     std::string method;
@@ -167,6 +177,7 @@ struct RunResult {
     OutputValue output;
     bool profiled = false;
     RunProfile profile;
+    std::vector<ControlFlowRun> controlFlow;
 };
 
 // Where the frames of a live demo come from (media/frame_source.h opens it).

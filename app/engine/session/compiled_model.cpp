@@ -487,10 +487,11 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
         }
         c10::InferenceMode inferenceMode;
         const std::vector<c10::IValue> arguments(inputs.begin(), inputs.end());
+        std::vector<ControlFlowRun> flow; // the last call's
         const auto call = [&]() -> c10::IValue {
             std::vector<c10::IValue> outputs;
             if (impl_->interpreter) {
-                outputs = impl_->interpreter->run(arguments);
+                outputs = impl_->interpreter->run(arguments, {}, &flow);
             } else {
 #ifdef SCRIPTSCOPE_HAS_AOTI
                 const std::vector<at::Tensor> tensors = impl_->loader->run(inputs);
@@ -528,6 +529,10 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
             result.profiled = true;
         }
         result.output = detail::describeOutput(output, request.previewValues, request.valuesLimit);
+        for (ControlFlowRun& f : flow) {
+            f.graphNode = impl_->program->graphNodeOf(f.node);
+        }
+        result.controlFlow = std::move(flow);
         if (!request.saveOutputsPath.empty()) {
             if (auto error = detail::saveValueFile(output, request.saveOutputsPath)) {
                 return *error;

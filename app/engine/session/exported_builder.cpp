@@ -116,6 +116,7 @@ private:
             }
             step = std::move(call).value();
             step.label = "node '" + node.name + "' (" + target + ")";
+            step.node = node.name;
         } else if (target.rfind("torch.ops.", 0) == 0) {
             auto call = operatorCall(node, slots, at);
             if (!call) {

@@ -166,25 +166,38 @@ private:
     bool wasCache_;
 };
 
+// What the top-level graph's control flow did in this run, where the caller asked (run()'s
+// `flow`); programs count how deep they run (1: the top-level graph).
+thread_local std::vector<ControlFlowRun>* flowLog = nullptr;
+thread_local int programDepth = 0;
+
+void logFlow(const Step& step, const char* kind, int branch, int64_t iterations) {
+    if (flowLog && programDepth == 1) {
+        flowLog->push_back({step.node, -1, kind, branch, iterations});
+    }
+}
+
 // A higher-order operator's call: its graphs run on the operands as Python's implementation
 // runs them; what it returns, as one tuple.
 std::vector<c10::IValue> runHigherOrder(const Step& step, const torch::jit::Stack& stack) {
     switch (step.what) {
     case Step::What::Cond: {
         const bool taken = truth(stack.at(0));
+        logFlow(step, "cond", taken ? 0 : 1, -1);
         return runProgram(*step.branches[taken ? 0 : 1], elementsOf(stack.at(1)));
     }
     case Step::What::WhileLoop: {
         std::vector<c10::IValue> carried = elementsOf(stack.at(0));
         const std::vector<c10::IValue> additional = elementsOf(stack.at(1));
         const size_t count = carried.size();
-        for (;;) {
+        for (int64_t iterations = 0;; ++iterations) {
             std::vector<c10::IValue> operands = carried;
             operands.insert(operands.end(), additional.begin(), additional.end());
             const std::vector<c10::IValue> predicate = runProgram(*step.branches[0], operands);
             TORCH_CHECK(predicate.size() == 1, step.label, ": its cond_fn returned ",
                         predicate.size(), " values, not one");
             if (!truth(predicate[0])) {
+                logFlow(step, "while_loop", -1, iterations);
                 return carried;
             }
             carried = runProgram(*step.branches[1], std::move(operands));
@@ -220,6 +233,7 @@ std::vector<c10::IValue> runHigherOrder(const Step& step, const torch::jit::Stac
         for (const auto& outputs : slices) {
             stacked.emplace_back(at::stack(outputs));
         }
+        logFlow(step, "map", -1, n);
         return stacked;
     }
     case Step::What::SetGrad: {
@@ -290,6 +304,10 @@ std::vector<c10::IValue> runProgram(const Program& program, std::vector<c10::IVa
     std::vector<c10::IValue> env(static_cast<size_t>(program.slots));
     TORCH_CHECK(inputs.size() == program.inputs.size(), "the graph takes ", program.inputs.size(),
                 " inputs, not ", inputs.size());
+    struct Depth {
+        Depth() { ++programDepth; }
+        ~Depth() { --programDepth; }
+    } depth;
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (program.inputs[i] >= 0) {
             env[size_t(program.inputs[i])] = std::move(inputs[i]);
@@ -462,8 +480,16 @@ std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>
 }
 
 std::vector<c10::IValue> ExportedInterpreter::run(const std::vector<c10::IValue>& inputs,
-                                                  const Observer& observer) {
+                                                  const Observer& observer,
+                                                  std::vector<ControlFlowRun>* flow) {
     Program& program = *program_;
+    struct FlowScope {
+        explicit FlowScope(std::vector<ControlFlowRun>* log) { flowLog = log; }
+        ~FlowScope() { flowLog = nullptr; }
+    } flowScope(flow);
+    if (flow) {
+        flow->clear();
+    }
     TORCH_CHECK(inputs.size() == program.userInputs, "the program takes ", program.userInputs,
                 " inputs, not ", inputs.size());
     std::vector<c10::IValue> placeholders;

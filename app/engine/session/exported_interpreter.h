@@ -59,7 +59,10 @@ public:
         uint64_t writes = 0;
     };
     using Observer = std::function<void(const Observed&)>;
-    std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, const Observer& observer);
+    // `flow`, when given, gets what the top-level graph's control flow did (its graphNode left
+    // for the caller: ExportedProgram::graphNodeOf).
+    std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, const Observer& observer,
+                                 std::vector<ControlFlowRun>* flow = nullptr);
     // How many steps a run of the top-level graph takes (a node each, getitem included).
     size_t steps() const;
     // Whether the tensor's storage is one of the program's parameters, buffers or constants.

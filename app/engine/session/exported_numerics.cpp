@@ -30,6 +30,17 @@ struct ExportedSites {
     std::map<std::string, int> byName;
 };
 
+// Whether a node is drawn inside a block (a graph torch.cond or while_loop calls).
+bool inBlock(const GraphModel& g, const GraphNode& node) {
+    for (int group = node.group; group >= 0 && static_cast<size_t>(group) < g.groups.size();
+         group = g.groups[static_cast<size_t>(group)].parent) {
+        if (g.groups[static_cast<size_t>(group)].kind == GraphGroup::Kind::Block) {
+            return true;
+        }
+    }
+    return false;
+}
+
 Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     auto model = program.graphModel("", "forward");
     if (!model) {
@@ -75,6 +86,9 @@ Expected<ExportedSites> exportedSites(const ExportedProgram& program) {
     }
     const auto modules = outputModules(g, nodeModules, graphOutputs);
     for (const GraphNode& node : g.nodes) {
+        if (inBlock(g, node)) {
+            continue; // inside a graph control flow calls: the interpreter shows its node's values
+        }
         for (size_t o = 0; node.id >= 0 && o < node.outputs.size(); ++o) {
             add(node.id, static_cast<int>(o), node.outputs[o].name,
                 modules[static_cast<size_t>(node.id)][o]);

@@ -74,6 +74,7 @@ struct Step {
     };
     What what = What::Operator;
     std::string label;  // "node 'conv2d' (aten::conv2d)"
+    std::string node;   // a higher-order operator's node name ("cond"), for ControlFlowRun
     std::string module; // the innermost module of its nn_module_stack ("layer1.0.conv1")
     std::optional<c10::OperatorHandle> op;
     size_t returns = 0; // the schema's
