@@ -152,9 +152,14 @@ int commandGraphDiagram(const Options& o) {
 } // namespace
 
 int commandInfo(const Options& o) {
-    const ProbeResult p = probeArchive(o.positional[0]);
-    // What the file's format says of it beyond the probe (a .pt2's programs and weights).
+    ProbeResult p = probeArchive(o.positional[0]);
+    // What the file's format says of it beyond the probe (a .pt2's programs and weights), and
+    // what its reader found damaged (a .pte's probe reads its header only).
     const FileDetails details = fileDetails(p);
+    if (p.damage.empty() && !details.damage.empty()) {
+        p.damage = details.damage;
+        p.summary = std::string("a DAMAGED ") + toString(p.kind) + " file: " + details.damage + ".";
+    }
     if (o.json) {
         nlohmann::json j = {{"path", p.path},
                             {"size", p.fileSize},
@@ -278,8 +283,9 @@ int commandInfo(const Options& o) {
             }
         }
     }
-    // A file that cannot be opened here is an error for scripts, even though info described it.
-    return openable(p) ? kExitError : kExitOk;
+    // A file that cannot be opened here, or is damaged, is an error for scripts, even though
+    // info described it.
+    return openable(p) || !p.damage.empty() ? kExitError : kExitOk;
 }
 
 int commandTree(const Options& o) {

@@ -298,6 +298,26 @@ private Q_SLOTS:
         QVERIFY2(records == std::string::npos || damaged < records, r.out.c_str());
     }
 
+    // A .pte cut short: info says what is damaged, as a run does (the segment that ends past the
+    // file), in its Summary, its DAMAGED line and its JSON, and exits 1.
+    void damagedProgramSaysWhat() {
+        const QString cut =
+            QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/saved_by/pte/cut_short.pte");
+        Result r = cli({QStringLiteral("info"), cut});
+        QCOMPARE(r.exitCode, 1);
+        const auto summary = r.out.find("Summary     ");
+        QVERIFY(summary != std::string::npos);
+        const std::string line = r.out.substr(summary, r.out.find('\n', summary) - summary);
+        QVERIFY2(line.find("DAMAGED") != std::string::npos, line.c_str());
+        QVERIFY2(r.out.find("DAMAGED     ") != std::string::npos &&
+                     r.out.find("ends past its") != std::string::npos,
+                 r.out.c_str());
+        r = cli({QStringLiteral("info"), cut, QStringLiteral("--json")});
+        const auto j = nlohmann::json::parse(r.out);
+        QVERIFY2(j["damage"].get<std::string>().find("segment") != std::string::npos,
+                 r.out.c_str());
+    }
+
     // aten::warn's warn_id counts the warnings a process compiles: two loads of one archive
     // differ there only, and that is no change.
     void warnIdsAreNoChange() {

@@ -13,6 +13,7 @@
 #include <pt2_reader.h>
 #include <session.h>
 #include <torch_values.h>
+#include <verdict.h>
 
 #include <nlohmann/json.hpp>
 
@@ -346,6 +347,15 @@ private Q_SLOTS:
         QVERIFY2(result, result ? "" : result.error().message.c_str());
         std::string why;
         QVERIFY2(sameOutputs(saved, built(base + ".outputs.pt"), why), why.c_str());
+        // Nested as ep.module() returns them (a segmenter's dict, a pair, a tensor alone).
+        const auto reference =
+            nlohmann::ordered_json::parse(readText(built("exported.reference.json")));
+        QCOMPARE(structureText(result->output),
+                 reference["runs"][base]["structure"].get<std::string>());
+        auto reread = scriptscope::detail::loadValueFile(saved);
+        QVERIFY(reread);
+        QCOMPARE(structureText(scriptscope::detail::describeOutput(*reread, 0)),
+                 structureText(result->output));
     }
 
     // A buffer mutated in place is written back, as ep.module() writes it: the second call sees

@@ -117,7 +117,10 @@ Status ExecuTorchModel::openable(const ProbeResult& probe) {
 FileDetails ExecuTorchModel::details(const ProbeResult& probe) {
     auto program = readPteFile(probe.path);
     if (!program) {
-        return {};
+        // As a run says it: what in the file is damaged.
+        FileDetails damaged;
+        damaged.damage = program.error().message;
+        return damaged;
     }
     return {"executorch", executorchDetailsText(program.value()),
             executorchDetailsJson(program.value())};

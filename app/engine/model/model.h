@@ -83,6 +83,9 @@ struct FileDetails {
     std::string key;
     std::string text;
     std::string json;
+    // What the format's reader found damaged where the probe did not look (a .pte's segment
+    // that ends past the file); empty when nothing is.
+    std::string damage;
 };
 FileDetails fileDetails(const ProbeResult& probe);
 

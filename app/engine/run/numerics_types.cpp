@@ -46,45 +46,67 @@ ArchiveDiff reversed(ArchiveDiff diff) {
     return diff;
 }
 
+namespace {
+
+ValueDifference differenceOf(const ActivationRecord& r) {
+    ValueDifference d;
+    d.maxAbsDiff = r.maxAbsDiff;
+    d.maxRelDiff = r.maxRelDiff;
+    d.cosine = r.cosine;
+    d.snrDb = r.snrDb;
+    return d;
+}
+
+} // namespace
+
 ComparisonVerdict verdictOf(const ActivationReport& report) {
     ComparisonVerdict v;
     const bool outputsOnly = !report.outputsOnly.why.empty();
     const OutputComparison& outputs = outputsOnly ? report.outputsOnly.outputs : report.outputs;
+    // Compared with a model: its final outputs were (or could not be) compared.
     const bool withModel = outputsOnly || !outputs.structure.empty() || !outputs.note.empty();
-    if (withModel) {
-        if (!outputs.compared) {
-            v.verdict = Verdict::CouldNotCompare;
-            v.why = outputs.note.empty() ? "the outputs were not compared" : outputs.note;
-            return v;
-        }
-        if (!outputs.agrees) {
-            v.verdict = Verdict::Differ;
-            const OutputLeafComparison& leaf =
-                outputs.leaves.at(static_cast<size_t>(std::max(outputs.firstDisagreeing, 0)));
-            v.why = leaf.where + " is apart: " + failedMeasures(leaf.difference, report.criterion);
-            return v;
-        }
-    } else if (report.comparedCount == 0) {
+    if (withModel && !outputs.compared) {
+        v.verdict = Verdict::CouldNotCompare;
+        v.why = outputs.note.empty() ? "the outputs were not compared" : outputs.note;
+        return v;
+    }
+    if (!withModel && report.comparedCount == 0) {
         v.verdict = Verdict::CouldNotCompare;
         v.why = report.comparison.empty() ? "nothing was compared"
                                           : "no value matched " + report.comparison;
         return v;
     }
+    std::string outputsApart;
+    if (withModel && !outputs.agrees) {
+        const OutputLeafComparison& leaf =
+            outputs.leaves.at(static_cast<size_t>(std::max(outputs.firstDisagreeing, 0)));
+        outputsApart =
+            leaf.where + " is apart (" + failedMeasures(leaf.difference, report.criterion) + ")";
+    }
     if (report.firstDifference >= 0 &&
         static_cast<size_t>(report.firstDifference) < report.records.size()) {
         const ActivationRecord& r = report.records[static_cast<size_t>(report.firstDifference)];
-        ValueDifference d;
-        d.maxAbsDiff = r.maxAbsDiff;
-        d.maxRelDiff = r.maxRelDiff;
-        d.cosine = r.cosine;
-        d.snrDb = r.snrDb;
+        const size_t in = r.comparedWith.find(" in ");
         v.verdict = Verdict::Differ;
-        v.why = (r.module.empty() ? std::string("%") + r.value : r.module) +
-                " is apart: " + failedMeasures(d, report.criterion);
+        v.why = "the first value apart is " +
+                (in == std::string::npos ? r.comparedWith : r.comparedWith.substr(0, in)) + " (" +
+                failedMeasures(differenceOf(r), report.criterion) + ")" +
+                (!withModel             ? std::string()
+                 : outputsApart.empty() ? std::string("; the outputs agree")
+                                        : "; " + outputsApart);
+        return v;
+    }
+    if (!outputsApart.empty()) {
+        v.verdict = Verdict::Differ;
+        v.why = outputsApart;
         return v;
     }
     v.verdict = Verdict::Same;
-    v.why = withModel ? "the outputs and every matched value agree" : "every compared value agrees";
+    v.why = !withModel ? "every compared value agrees"
+            : report.comparedCount > 0
+                ? "the outputs and all " + std::to_string(report.comparedCount) +
+                      " values matched inside agree"
+                : "the outputs agree (nothing inside was matched)";
     return v;
 }
 
