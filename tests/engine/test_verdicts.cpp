@@ -261,6 +261,11 @@ private Q_SLOTS:
         QVERIFY(other.outputs.compared && !other.outputs.agrees);
 
         // A segmenter returns {'out': ...}: compared as that, against itself the same.
+        // A module called only inside a cond branch is in the tree as what it is.
+        auto branch = open(built + "/branch_module.pt2");
+        const ModuleInfo* inner = branch->info().findModule("inner");
+        QVERIFY(inner);
+        QVERIFY2(inner->type.find("Linear") != std::string::npos, inner->type.c_str());
         const ActivationReport segmenter = compared(
             built + "/deeplabv3.pt2", built + "/deeplabv3.pt2", built + "/deeplabv3.inputs.pt");
         QCOMPARE(segmenter.outputs.structure, std::string("{'out': T}"));
@@ -303,6 +308,18 @@ private Q_SLOTS:
         QCOMPARE(dict.outputs.structure, std::string("{'out': T, 'aux': T}"));
         QCOMPARE(dict.outputs.referenceStructure, dict.outputs.structure);
         QVERIFY2(verdictOf(dict).verdict == Verdict::Same, verdictOf(dict).why.c_str());
+        // A .pte whose ETRecord names each call's module: the shared ReLU's four calls and the
+        // Linear's three are matched call by call with the export's.
+        const ActivationReport reuse = compared(built + "/reuse_portable.pte", built + "/reuse.pt2",
+                                                built + "/tokens.inputs.pt");
+        QVERIFY2(verdictOf(reuse).verdict == Verdict::Same, verdictOf(reuse).why.c_str());
+        int calls = 0;
+        for (const ActivationRecord& r : reuse.records) {
+            const std::string name = reference(r);
+            calls += r.compared &&
+                     (name.rfind("act (call ", 0) == 0 || name.rfind("block (call ", 0) == 0);
+        }
+        QCOMPARE(calls, 7);
         // A dict against one tensor: could not compare.
         const ActivationReport apart =
             compared(built + "/dict_outputs.pt2", built + "/cnn.pt2", built + "/inputs.pt");

@@ -571,6 +571,49 @@ private Q_SLOTS:
         QVERIFY(!diagram_->hasProfile());
     }
 
+    // A .pt2's torch.cond drawn with its branches as blocks of the cond node; after a run the
+    // branch taken is marked "ran" and the other "not taken" (dimmed); another model's diagram
+    // has no marks.
+    void controlFlowMarkedAfterARun() {
+        QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR
+                                    "/tests/fixtures/saved_by/exported/my_decision_gate.pt2")));
+        window_->workspaces()->setCurrentIndex(0);
+        scriptscope::test::inspectorTabs(window_)->setCurrentIndex(2);
+        QVERIFY(settled());
+        std::vector<int> blocks;
+        for (const GraphGroup& g : diagram_->graph().groups) {
+            if (g.kind == GraphGroup::Kind::Block) {
+                blocks.push_back(g.id);
+                QCOMPARE(diagram_->graph().nodes[static_cast<size_t>(g.owner)].kind,
+                         std::string("higher_order::cond"));
+            }
+        }
+        QCOMPARE(blocks.size(), size_t(2));
+        QVERIFY(diagram_->blockNote(blocks[0]).isEmpty()); // before a run: no marks
+        RunPanel* panel = window_->runPanel();
+        panel->iterationsBox()->setValue(1);
+        QSignalSpy shown(panel, &RunPanel::runShown);
+        panel->runOnce();
+        QVERIFY(shown.wait(scriptscope::test::scaled(120000)));
+        window_->workspaces()->setCurrentIndex(0);
+        QVERIFY(settled());
+        // One branch ran, whichever the inputs chose.
+        const int taken = diagram_->blockNote(blocks[0]) == QStringLiteral("ran") ? 0 : 1;
+        QCOMPARE(diagram_->blockNote(blocks[static_cast<size_t>(taken)]), QStringLiteral("ran"));
+        QCOMPARE(diagram_->blockNote(blocks[static_cast<size_t>(1 - taken)]),
+                 QStringLiteral("not taken"));
+        QVERIFY(diagram_->blockNotTaken(blocks[static_cast<size_t>(1 - taken)]));
+        diagram_->expandAll();
+        QVERIFY(settled());
+        saveScreenshot(window_, QStringLiteral("diagram-control-flow"));
+        QVERIFY(open(fx("profile_net.pt")));
+        showInlined(true);
+        QVERIFY(settled());
+        for (const GraphGroup& g : diagram_->graph().groups) {
+            QVERIFY(diagram_->blockNote(g.id).isEmpty());
+        }
+    }
+
     void darkScreenshots() {
         QAction* dark = nullptr;
         QAction* light = nullptr;

@@ -379,11 +379,13 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (showText) {
             p.setFont(lineFont);
             p.setPen(notTaken ? dim : text);
+            // A block's mark after a run comes right after its label, where a narrow box keeps it.
+            const auto note = blockNotes_.find(c.group);
             QString title =
-                q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
-            if (const auto note = blockNotes_.find(c.group); note != blockNotes_.end()) {
-                title += QStringLiteral(" \u00B7 ") + note->second;
-            }
+                q(g.label) +
+                (note == blockNotes_.end() ? QString()
+                                           : QStringLiteral(" \u00B7 ") + note->second) +
+                (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
             if (ms > 0) {
                 title += overlayName().isEmpty()
                              ? QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2)
@@ -488,11 +490,12 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                 continue;
             }
             const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
-            QString name =
-                q(g.label) + (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
-            if (const auto note = blockNotes_.find(c.group); note != blockNotes_.end()) {
-                name += QStringLiteral(" \u00B7 ") + note->second;
-            }
+            const auto note = blockNotes_.find(c.group);
+            const QString name =
+                q(g.label) +
+                (note == blockNotes_.end() ? QString()
+                                           : QStringLiteral(" \u00B7 ") + note->second) +
+                (g.type.empty() ? QString() : QStringLiteral(" \u00B7 ") + q(g.type));
             const QRectF room = box.adjusted(4, 1, -4, -1);
             p.drawText(
                 room, Qt::AlignLeft | Qt::AlignTop,

@@ -260,9 +260,10 @@ private:
                 block.parent = owner.group;
                 block.kind = GraphGroup::Kind::Block;
                 block.module = owner.module;
-                block.type = owner.kind.substr(
-                    owner.kind.find("::") == std::string::npos ? 0 : owner.kind.find("::") + 2);
-                block.label = blockRole(owner.kind, k) + ": " + subgraph.name;
+                // What the graph is to its node ("true", "body": short, a narrow box keeps it),
+                // its name as its type.
+                block.type = subgraph.name;
+                block.label = blockRole(owner.kind, k);
                 block.owner = id;
                 block.depth = g_.groups[static_cast<size_t>(owner.group)].depth + 1;
                 g_.groups.push_back(block);

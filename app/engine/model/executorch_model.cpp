@@ -122,8 +122,10 @@ FileDetails ExecuTorchModel::details(const ProbeResult& probe) {
         damaged.damage = program.error().message;
         return damaged;
     }
-    return {"executorch", executorchDetailsText(program.value()),
-            executorchDetailsJson(program.value())};
+    return {"executorch",
+            executorchDetailsText(program.value()),
+            executorchDetailsJson(program.value()),
+            {}};
 }
 
 Expected<std::string> ExecuTorchModel::code(const std::string&, const std::string& method) const {

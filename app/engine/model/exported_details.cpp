@@ -99,7 +99,7 @@ std::string exportedText(const Pt2Archive& archive) {
 
 FileDetails exportedDetails(const ProbeResult& probe) {
     const Pt2Archive archive = readPt2Archive(ZipReader(probe.path));
-    return {"exported_program", exportedText(archive), exportedJson(archive).dump()};
+    return {"exported_program", exportedText(archive), exportedJson(archive).dump(), {}};
 }
 
 } // namespace scriptscope::formats

@@ -183,10 +183,14 @@ void copyStatistics(const ActivationRecord& from, ActivationRecord& to) {
     to.note = from.note;
 }
 
+} // namespace
+
 at::Tensor floatCopy(const at::Tensor& t) {
     at::Tensor x = t.is_quantized() ? t.dequantize() : t.detach();
     return x.to(at::kCPU, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
 }
+
+namespace {
 
 thread_local TapRun* activeRun = nullptr;
 
@@ -224,66 +228,6 @@ bool tapsOutputs(const Node* node) {
     const auto kind = node->kind();
     return node->blocks().empty() && kind != c10::prim::TupleUnpack &&
            kind != c10::prim::TupleIndex && kind != c10::aten::__getitem__;
-}
-
-// The reference's output of the same call of the innermost module whose output this value is
-// (the k-th value that is an output of its path against the reference's k-th), compared into
-// `r`; false where the reference has none for it.
-bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor,
-                           ActivationRecord& r) {
-    if (site >= run.siteModules.size() || run.siteModules[site].empty()) {
-        return false;
-    }
-    const ModuleValues* reference = run.reference;
-    const std::string* chosen = nullptr;
-    const ModuleCall* call = nullptr;
-    int chosenIndex = 0;
-    size_t calls = 0;
-    for (const std::string& path : run.siteModules[site]) {
-        const int index = run.moduleCalls[path]++; // counted whether or not it is compared
-        if (!reference) {
-            continue;
-        }
-        const auto found = reference->outputs.find(path);
-        if (found == reference->outputs.end() || found->second.empty()) {
-            continue;
-        }
-        const size_t at = reference->lastCallOnly ? 0 : static_cast<size_t>(index);
-        if (at >= found->second.size() || !found->second[at].value.defined()) {
-            continue;
-        }
-        // Every module this value is the output of has this call matched (a Sequential and its
-        // last child); the innermost one's value is the one compared.
-        run.matchedCalls.emplace(path, static_cast<int>(at));
-        if (!chosen || path.size() > chosen->size()) {
-            chosen = &path;
-            call = &found->second[at];
-            chosenIndex = static_cast<int>(at);
-            calls = found->second.size();
-        }
-    }
-    if (!chosen) {
-        return false;
-    }
-    if (reference->lastCallOnly) {
-        // A forward hook kept the last call's: only the last value of this path compares.
-        const auto previous = run.lastCallRecord.find(*chosen);
-        if (previous != run.lastCallRecord.end() && previous->second < run.records.size()) {
-            ActivationRecord& earlier = run.records[previous->second];
-            copyComparison(ActivationRecord(), earlier);
-            earlier.comparedWith.clear();
-            earlier.referenceNode = -1;
-        }
-        run.lastCallRecord[*chosen] = run.records.size();
-    }
-    r.comparedWith = *chosen +
-                     (calls > 1 ? " (call " + std::to_string(chosenIndex + 1) + " of " +
-                                      std::to_string(calls) + ")"
-                                : std::string()) +
-                     " in " + reference->model;
-    r.referenceNode = call->node;
-    compareInto(r, tensor, call->value);
-    return true;
 }
 
 } // namespace
@@ -421,22 +365,6 @@ void placeSite(Site& site, const GraphModel& model) {
     site.op = comparableOperator(node.kind);
 }
 
-void keepInto(TapRun& run, const c10::IValue& output, ModuleValues& values) {
-    values.outputs = std::move(run.moduleOutputs);
-    values.outputOverflow = run.moduleOverflow;
-    values.operatorOutputs = std::move(run.operatorOutputs);
-    values.operatorNodes = std::move(run.operatorNodes);
-    values.finalOutput = describeOutput(output, 8, kComparedOutputValues);
-    values.hasFinalOutput = true;
-    for (auto& [module, placed] : run.moduleOperators) {
-        auto& sequence = values.moduleOperators[module];
-        for (auto& [site, value] : placed) {
-            sequence.push_back(std::move(value));
-        }
-    }
-    values.operatorOverflow = run.operatorOverflow;
-}
-
 bool within(const std::string& path, const std::string& module) {
     return module.empty() || path == module ||
            (path.size() > module.size() && path.compare(0, module.size(), module) == 0 &&
@@ -450,48 +378,6 @@ std::string demangled(const std::string& name) {
     // aten::warn's id is a counter of the process that scripted the model, as the mangle is.
     static const std::regex warnId(R"(\[warn_id=\d+\])");
     return std::regex_replace(std::regex_replace(name, mangle, ""), warnId, "");
-}
-
-// max |a - b|, NaN against NaN and equal infinities counting as equal, NaN against a number as
-// infinitely far. Nullopt when the shapes differ.
-std::optional<double> maxAbsDifference(const at::Tensor& a, const at::Tensor& b) {
-    if (a.sizes() != b.sizes()) {
-        return std::nullopt;
-    }
-    if (a.numel() == 0) {
-        return 0.0;
-    }
-    const at::Tensor x = a.to(at::kDouble);
-    const at::Tensor y = b.to(x.device()).to(at::kDouble);
-    at::Tensor d = (x - y).abs();
-    d = at::where(x == y, at::zeros_like(d), d);
-    d = at::where(x.isnan() & y.isnan(), at::zeros_like(d), d);
-    d = at::nan_to_num(d, std::numeric_limits<double>::infinity());
-    return d.max().item<double>();
-}
-
-bool compareInto(ActivationRecord& r, const at::Tensor& value, const at::Tensor& reference) {
-    if (value.sizes() != reference.sizes()) {
-        r.compared = false;
-        r.compareNote = "shape " + shapeText(value.sizes()) + ", the reference's " +
-                        shapeText(reference.sizes());
-        return false;
-    }
-    // Both as float32 on the CPU, measured as verdict.h defines it (the outputs' comparison
-    // measures the same way).
-    const at::Tensor x = floatCopy(value);
-    const at::Tensor y = reference.scalar_type() == at::kFloat && reference.is_contiguous() &&
-                                 reference.device().is_cpu()
-                             ? reference
-                             : floatCopy(reference);
-    const ValueDifference d =
-        measure(x.data_ptr<float>(), y.data_ptr<float>(), static_cast<size_t>(x.numel()));
-    r.compared = true;
-    r.maxAbsDiff = d.maxAbsDiff;
-    r.maxRelDiff = d.maxRelDiff;
-    r.cosine = d.cosine;
-    r.snrDb = d.snrDb;
-    return true;
 }
 
 std::string shapeText(c10::IntArrayRef shape) {

@@ -114,6 +114,14 @@ void keepInto(TapRun& run, const c10::IValue& output, ModuleValues& values);
 void recordValue(TapRun& run, int site, const at::Tensor& tensor,
                  const ActivationRecord* sameElements = nullptr);
 
+// The reference's output of the same call of the innermost module whose output the site's value
+// is (the k-th value that is an output of its path against the reference's k-th; a file's one
+// value against the last call's), compared into `r`; false where the reference has none for it.
+// Counts the call either way.
+bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor, ActivationRecord& r);
+// A float32, contiguous CPU copy of a tensor (a quantized one dequantized).
+at::Tensor floatCopy(const at::Tensor& t);
+
 // The method's inlined graph with a tap after every tensor a node computes, and what each tap
 // watches, with the GraphModel the records refer to.
 struct Instrumented {
