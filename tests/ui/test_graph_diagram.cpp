@@ -605,6 +605,8 @@ private Q_SLOTS:
         QVERIFY(diagram_->blockNotTaken(blocks[static_cast<size_t>(1 - taken)]));
         diagram_->expandAll();
         QVERIFY(settled());
+        diagram_->selectNode(diagram_->graph().groups[static_cast<size_t>(blocks[0])].owner);
+        QVERIFY(settled());
         saveScreenshot(window_, QStringLiteral("diagram-control-flow"));
         QVERIFY(open(fx("profile_net.pt")));
         showInlined(true);

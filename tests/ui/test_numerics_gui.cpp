@@ -27,6 +27,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QToolButton>
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
@@ -433,6 +434,51 @@ private Q_SLOTS:
         QCOMPARE(view->selectedRecord(), apart.firstDifference); // kept in another theme
         saveScreenshot(window_, QStringLiteral("numerics-compare-divergence-dark"));
         QApplication::setPalette(light);
+    }
+
+    // The Compare tab never stays blank: outputs of another structure (the verdict says why,
+    // the values inside are still listed), a file that is no model (the reason in the verdict),
+    // the other model's unmatched module outputs behind their count.
+    void compareSaysWhyItCannot() {
+        QVERIFY(open(fx("reuse.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("file"), fx("reuse.tokens.pt"));
+        showNumerics(3);
+        ComparisonView* view = panel_->comparisonView();
+        QSignalSpy shown(panel_, &NumericsPanel::activationsShown);
+        Q_EMIT view->compareRequested(fx("reuse_pair.pt"));
+        QVERIFY(shown.wait(120000));
+        QVERIFY2(view->verdictLabel()->text().contains(QStringLiteral("Could not compare")) &&
+                     view->verdictLabel()->text().contains(QStringLiteral("structures differ")),
+                 qPrintable(view->verdictLabel()->text()));
+        QVERIFY(view->table()->rowCount() > 0);
+        QVERIFY(view->summary()->text().contains(QStringLiteral("Outputs not compared")));
+        saveScreenshot(window_, QStringLiteral("numerics-compare-cannot"));
+        // A file that is no model: refused, and said where the comparison would be.
+        QSignalSpy failed(panel_, &NumericsPanel::failedWith);
+        Q_EMIT view->compareRequested(
+            QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/make_numerics.py"));
+        QVERIFY(failed.wait(120000));
+        QVERIFY2(view->verdictLabel()->isVisible() || !view->verdictLabel()->isHidden(),
+                 "the verdict is shown");
+        QVERIFY2(view->verdictLabel()->text().contains(QStringLiteral("Could not compare")),
+                 qPrintable(view->verdictLabel()->text()));
+        QVERIFY2(view->summary()->text().contains(QStringLiteral("could not be made")),
+                 qPrintable(view->summary()->text()));
+        QCOMPARE(view->table()->rowCount(), 0);
+        // A model with a module more (diff_added.pt's extra): its output waits behind a count,
+        // the list opens on request.
+        QVERIFY(open(fx("diff_base.pt")));
+        window_->runPanel()->setInput(0, QStringLiteral("random"), QStringLiteral("1x1x8x8"));
+        showNumerics(3);
+        Q_EMIT view->compareRequested(fx("diff_added.pt"));
+        QVERIFY(shown.wait(120000));
+        QVERIFY(!view->unmatchedButton()->isHidden());
+        QVERIFY2(view->unmatchedButton()->text().startsWith(QStringLiteral("1 module output")),
+                 qPrintable(view->unmatchedButton()->text()));
+        QVERIFY(view->unmatchedList()->isHidden());
+        view->unmatchedButton()->click();
+        QVERIFY(!view->unmatchedList()->isHidden());
+        QVERIFY(view->unmatchedList()->toPlainText().contains(QStringLiteral("extra")));
     }
 
     // An AOTInductor package saved without its program shows no values: compared with another
