@@ -66,6 +66,16 @@ inline ProgramResult runProgram(const QString& program, const QStringList& argum
     return r;
 }
 
+// scriptscope-cli with these arguments, waited for.
+inline ProgramResult cli(const QStringList& arguments, int timeoutMs = 120000) {
+    return runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments, timeoutMs);
+}
+
+// A fixture's path, for an argument.
+inline QString fx(const char* name) {
+    return QString::fromStdString(fixture(name));
+}
+
 // aten::warn nodes carry a warn_id that a process-wide counter hands out as code is compiled: the
 // same archive prints warn_id=1 in a fresh Python and warn_id=14 after other models were scripted.
 // Graph texts are compared with those numbers as N; everything else must be identical.

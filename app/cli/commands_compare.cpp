@@ -43,15 +43,6 @@ std::string referenceModule(const ActivationRecord& r) {
     return in == std::string::npos ? r.comparedWith : r.comparedWith.substr(0, in);
 }
 
-ValueDifference differenceOf(const ActivationRecord& r) {
-    ValueDifference d;
-    d.maxAbsDiff = r.maxAbsDiff;
-    d.maxRelDiff = r.maxRelDiff;
-    d.cosine = r.cosine;
-    d.snrDb = r.snrDb;
-    return d;
-}
-
 // Two models whose values cannot be matched (a side's run is one call with nothing inside to see:
 // an AOTInductor package, above all one saved without its program): what they do have, their
 // outputs and timing on the same inputs, and why the nodes could not be matched.
@@ -66,7 +57,11 @@ int compareOutputsOnly(const Options& o, const ActivationReport& r) {
                             {"criterion", criterionJson(r.criterion)},
                             {"outputs", outputComparisonJson(s.outputs)}};
         j.update(verdictJson(verdict));
+        // The summary fields scripts read before `outputs` (kept).
+        j["outputs_compared"] = s.outputs.compared;
+        j["outputs_note"] = s.outputs.note;
         if (s.outputs.compared) {
+            j["outputs_max_abs_diff"] = number(s.outputs.maxAbsDiff);
             j["p50_ms"] = {s.p50Ms, s.otherP50Ms};
             j["device"] = r.device;
         }

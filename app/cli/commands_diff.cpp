@@ -132,7 +132,11 @@ int commandDiffTwins(const Options& o, Model& a, Model& b, const ArchiveDiff& d,
         if (!structure) {
             j["structure_note"] = structureNote;
         }
+        // The summary fields scripts read before `outputs` (kept).
+        j["outputs_compared"] = outputs.compared;
+        j["outputs_note"] = outputs.note;
         if (outputs.compared) {
+            j["outputs_max_abs_diff"] = number(outputs.maxAbsDiff);
             j["p50_ms"] = {runA->stats.p50, runB->stats.p50};
         }
         std::cout << j.dump(2) << "\n";

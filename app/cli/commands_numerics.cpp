@@ -257,11 +257,7 @@ int commandActivations(const Options& o) {
         std::cout << "Compared with " << r.comparison << ": " << r.comparedCount << " values";
         if (r.firstDifference >= 0) {
             const auto& d = r.records[static_cast<size_t>(r.firstDifference)];
-            ValueDifference difference;
-            difference.maxAbsDiff = d.maxAbsDiff;
-            difference.maxRelDiff = d.maxRelDiff;
-            difference.cosine = d.cosine;
-            difference.snrDb = d.snrDb;
+            const ValueDifference difference = differenceOf(d);
             std::cout << "; the first apart (" << scriptscope::describe(r.criterion) << ") is #"
                       << r.firstDifference << " %" << d.value << " from " << where(d) << ": "
                       << failedMeasures(difference, r.criterion) << "\n";

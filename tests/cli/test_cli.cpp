@@ -26,15 +26,9 @@ using scriptscope::test::readText;
 namespace {
 
 using Result = scriptscope::test::ProgramResult;
+using scriptscope::test::cli;
+using scriptscope::test::fx;
 using scriptscope::test::runProgram;
-
-Result cli(const QStringList& arguments, int timeoutMs = 120000) {
-    return runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments, timeoutMs);
-}
-
-QString fx(const char* name) {
-    return QString::fromStdString(fixture(name));
-}
 
 double maxPixelDifference(const std::string& a, const std::string& b) {
     const cv::Mat x = cv::imread(a, cv::IMREAD_UNCHANGED);

@@ -29,14 +29,8 @@ namespace {
 
 using Result = scriptscope::test::ProgramResult;
 
-Result cli(const QStringList& arguments, int timeoutMs = 120000) {
-    return scriptscope::test::runProgram(QStringLiteral(SCRIPTSCOPE_CLI_PATH), arguments,
-                                         timeoutMs);
-}
-
-QString fx(const char* name) {
-    return QString::fromStdString(fixture(name));
-}
+using scriptscope::test::cli;
+using scriptscope::test::fx;
 
 nlohmann::json runJson(const QStringList& arguments, Result* raw = nullptr) {
     const Result r =

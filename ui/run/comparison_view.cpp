@@ -331,11 +331,7 @@ void ComparisonView::setReport(const ActivationReport& report) {
                      .arg(report.comparedCount);
         if (firstRecord_ >= 0) {
             const ActivationRecord& d = report.records[static_cast<size_t>(firstRecord_)];
-            ValueDifference difference;
-            difference.maxAbsDiff = d.maxAbsDiff;
-            difference.maxRelDiff = d.maxRelDiff;
-            difference.cosine = d.cosine;
-            difference.snrDb = d.snrDb;
+            const ValueDifference difference = differenceOf(d);
             lines << tr("<b>First divergence:</b> %1 (#%2 %3): %4.")
                          .arg(referenceModule(d).toHtmlEscaped())
                          .arg(firstRecord_)

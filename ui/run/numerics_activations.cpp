@@ -352,11 +352,7 @@ void NumericsPanel::showReport(const ActivationReport& report) {
         const ComparisonVerdict verdict = verdictOf(report);
         if (report.firstDifference >= 0) {
             const auto& d = records[static_cast<size_t>(report.firstDifference)];
-            ValueDifference difference;
-            difference.maxAbsDiff = d.maxAbsDiff;
-            difference.maxRelDiff = d.maxRelDiff;
-            difference.cosine = d.cosine;
-            difference.snrDb = d.snrDb;
+            const ValueDifference difference = differenceOf(d);
             lines << tr("Compared with %1: %2 values; <b>the first apart</b> is #%3 %4 in %5: %6.")
                          .arg(q(report.comparison).toHtmlEscaped())
                          .arg(report.comparedCount)

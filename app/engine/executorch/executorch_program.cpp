@@ -101,12 +101,35 @@ struct Step {
     std::vector<int32_t> arguments; // every argument, in order
     std::vector<int32_t> reads;     // the tensors it reads (lists opened)
     std::vector<int32_t> makes;     // the tensors it writes first
+    // Reads that are views of an earlier value: no call makes them, the memory plan gives them
+    // the viewed value's place (ExecuTorch's emitter drops a view_copy it can alias). Value ->
+    // the value it views.
+    std::map<int32_t, int32_t> views;
 };
+
+namespace {
+
+// An out-variant kernel's out tensors: it takes them last and returns them again ([..., out,
+// out]). Empty when its arguments do not end so.
+std::set<int32_t> outsOf(const std::vector<int32_t>& args) {
+    const size_t n = args.size();
+    for (size_t k = n / 2; k > 0; --k) {
+        if (std::equal(args.end() - static_cast<std::ptrdiff_t>(k), args.end(),
+                       args.end() - static_cast<std::ptrdiff_t>(2 * k))) {
+            return {args.end() - static_cast<std::ptrdiff_t>(k), args.end()};
+        }
+    }
+    return {};
+}
+
+} // namespace
 
 // The method's kernel and delegate calls in the order they run, each argument sorted into read or
 // made. The file does not say which arguments are outputs: an out-variant kernel takes its out
 // tensors last and returns them again. A tensor is made by the first call that names it and is
-// neither an input nor a constant; a move makes its destination.
+// neither an input nor a constant; a move makes its destination. A kernel's tensor that is not
+// one of its outs and that no call made is a view of the value last made at the same planned
+// place with as many bytes (its view_copy was dropped): read, not made.
 std::vector<Step> stepsOf(const PtePlan& plan) {
     std::vector<bool> defined(plan.values.size(), false);
     for (size_t i = 0; i < plan.values.size(); ++i) {
@@ -114,6 +137,17 @@ std::vector<Step> stepsOf(const PtePlan& plan) {
     }
     for (const int32_t input : plan.inputs) {
         defined[static_cast<size_t>(input)] = true;
+    }
+    // The value last made at each planned place (memory id, offset), with its bytes.
+    std::map<std::pair<uint32_t, uint64_t>, int32_t> placed;
+    const auto place = [&](int32_t index) {
+        const PteValue& value = plan.values[static_cast<size_t>(index)];
+        if (value.kind == PteValue::Kind::Tensor && value.tensor.allocated) {
+            placed[{value.tensor.memoryId, value.tensor.memoryOffset}] = index;
+        }
+    };
+    for (const int32_t input : plan.inputs) {
+        place(input);
     }
     std::vector<Step> steps;
     for (size_t c = 0; c < plan.chains.size(); ++c) {
@@ -137,11 +171,34 @@ std::vector<Step> stepsOf(const PtePlan& plan) {
                             ? plan.operators[static_cast<size_t>(call.index)].text()
                             : "delegate::" + plan.delegates[static_cast<size_t>(call.index)].id;
             std::set<int32_t> made;
+            const std::set<int32_t> outs =
+                call.kind == PteInstruction::Kind::Kernel ? outsOf(call.args) : std::set<int32_t>();
+            // A view of what was last made at its place (same bytes), where that is known.
+            const auto viewed = [&](int32_t index) -> int32_t {
+                const PteValue& value = plan.values[static_cast<size_t>(index)];
+                if (outs.empty() || outs.count(index) || value.kind != PteValue::Kind::Tensor ||
+                    !value.tensor.allocated) {
+                    return -1;
+                }
+                const auto at = placed.find({value.tensor.memoryId, value.tensor.memoryOffset});
+                if (at == placed.end() ||
+                    plan.values[static_cast<size_t>(at->second)].tensor.bytes() !=
+                        value.tensor.bytes()) {
+                    return -1;
+                }
+                return at->second;
+            };
             const auto visit = [&](int32_t index) {
                 if (made.count(index)) {
                     return; // an out tensor returned again
                 }
                 if (!defined[static_cast<size_t>(index)]) {
+                    if (const int32_t base = viewed(index); base >= 0) {
+                        defined[static_cast<size_t>(index)] = true;
+                        step.views[index] = base;
+                        step.reads.push_back(index);
+                        return;
+                    }
                     made.insert(index);
                     step.makes.push_back(index);
                 } else if (isTensor(plan.values[static_cast<size_t>(index)]) &&
@@ -166,6 +223,9 @@ std::vector<Step> stepsOf(const PtePlan& plan) {
             }
             for (const int32_t index : made) {
                 defined[static_cast<size_t>(index)] = true;
+            }
+            for (const int32_t index : step.makes) {
+                place(index);
             }
             steps.push_back(std::move(step));
         }
@@ -257,6 +317,11 @@ std::string codeOf(const PtePlan& plan, const std::vector<Step>& steps) {
             const std::string at = "    ";
             if (next < steps.size() && steps[next].chain == c && steps[next].instruction == n) {
                 const Step& step = steps[next++];
+                for (const auto& [view, base] : step.views) {
+                    text += at + valueName(view) + " = " + valueName(base) +
+                            "  # a view: no instruction, the planned memory of " + valueName(base) +
+                            "\n";
+                }
                 std::string made;
                 for (size_t i = 0; i < step.makes.size(); ++i) {
                     made += (i ? ", " : "") + valueName(step.makes[i]);
@@ -698,6 +763,14 @@ Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) co
                        std::to_string(value.tensor.dataBuffer) + ", " + valueName(arg) + ")";
             }
             node.attributes.push_back({"input " + std::to_string(i), text});
+        }
+        for (const auto& [view, base] : step.views) {
+            // A view reads what its base's maker (or input) made.
+            if (const auto from = producer.find(base); from != producer.end()) {
+                producer[view] = from->second;
+            } else if (const auto in = inputOf.find(base); in != inputOf.end()) {
+                inputOf[view] = in->second;
+            }
         }
         for (const int32_t read : step.reads) {
             node.inputs.push_back({valueName(read), typeOf(plan, read)});

@@ -98,6 +98,27 @@ std::vector<ModuleInfo> moduleTree(const Pt2Model& model) {
         }
     };
     addStacks(model, 0, addStacks);
+    // torch.export records no nn_module_stack inside those graphs: a module whose weights a
+    // control flow operator takes as operands (lifted into its graphs) is called there.
+    std::map<std::string, std::string> weightModules; // placeholder -> its module
+    for (const Pt2SignatureEntry& entry : model.inputs) {
+        if (!entry.target.empty() && entry.kind != "USER_INPUT") {
+            weightModules[entry.name] = parentOf(entry.target);
+        }
+    }
+    std::map<std::string, std::string> calledIn; // module -> the operator its weights went to
+    for (const Pt2Node& node : model.nodes) {
+        if (node.subgraphs.empty()) {
+            continue;
+        }
+        for (const Pt2Argument& argument : node.inputs) {
+            for (const std::string& value : argument.values) {
+                if (const auto found = weightModules.find(value); found != weightModules.end()) {
+                    calledIn.emplace(found->second, exported::kindOf(node.target));
+                }
+            }
+        }
+    }
     for (const Pt2SignatureEntry& entry : model.inputs) {
         if (!entry.target.empty() && entry.kind != "USER_INPUT") {
             add(parentOf(entry.target), std::string(), add);
@@ -108,8 +129,12 @@ std::vector<ModuleInfo> moduleTree(const Pt2Model& model) {
         ModuleInfo m;
         m.path = path;
         m.name = lastPart(path);
-        m.type =
-            types[path].empty() ? (path.empty() ? "ExportedProgram" : "(not called)") : types[path];
+        const auto inside = calledIn.find(path);
+        m.type = !types[path].empty() ? types[path]
+                 : path.empty()       ? "ExportedProgram"
+                 : inside != calledIn.end()
+                     ? "(called inside " + inside->second + "; its type is not recorded there)"
+                     : "(not called)";
         m.children = children[path];
         modules.push_back(std::move(m));
         for (const std::string& child : children[path]) {

@@ -46,8 +46,6 @@ ArchiveDiff reversed(ArchiveDiff diff) {
     return diff;
 }
 
-namespace {
-
 ValueDifference differenceOf(const ActivationRecord& r) {
     ValueDifference d;
     d.maxAbsDiff = r.maxAbsDiff;
@@ -56,8 +54,6 @@ ValueDifference differenceOf(const ActivationRecord& r) {
     d.snrDb = r.snrDb;
     return d;
 }
-
-} // namespace
 
 ComparisonVerdict verdictOf(const ActivationReport& report) {
     ComparisonVerdict v;

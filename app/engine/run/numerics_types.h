@@ -151,6 +151,9 @@ struct ActivationReport {
     OutputsOnly outputsOnly; // a comparison by outputs alone (records then empty)
 };
 
+// A compared record's measures, as verdict.h's agrees() and failedMeasures() take them.
+ValueDifference differenceOf(const ActivationRecord& record);
+
 // What a comparison's report says in one word, and why: with another model, the final outputs
 // must have been compared (their structures alike) for "same" or "differ", and "same" needs every
 // compared value and output to agree; with values from a file or a second run, at least one value
