@@ -31,8 +31,9 @@ nlohmann::json valueJson(const ActivationRecord& r, size_t record, const Criteri
     if (r.compared) {
         j.update(differenceJson(r.maxAbsDiff, r.maxRelDiff, r.cosine, r.snrDb));
         j["agrees"] = agrees(r.maxAbsDiff, r.maxRelDiff, r.cosine, r.snrDb, criterion);
-    } else {
-        j["compare_note"] = r.compareNote;
+    }
+    if (!r.compared || !r.compareNote.empty()) {
+        j["compare_note"] = r.compareNote; // why not, or how (element by element)
     }
     return j;
 }

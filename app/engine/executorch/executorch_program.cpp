@@ -716,7 +716,8 @@ Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) co
         g.outputs.push_back({valueName(output), typeOf(plan, output)});
     }
     std::map<int32_t, int> producer;
-    std::map<int, int> delegateGroup; // delegate index -> its group
+    std::map<int32_t, int32_t> viewOf; // a view -> the value it is a view of (Step::views)
+    std::map<int, int> delegateGroup;  // delegate index -> its group
     for (const Step& step : steps) {
         GraphNode node;
         node.id = static_cast<int>(g.nodes.size());
@@ -765,18 +766,20 @@ Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) co
             node.attributes.push_back({"input " + std::to_string(i), text});
         }
         for (const auto& [view, base] : step.views) {
-            // A view reads what its base's maker (or input) made.
-            if (const auto from = producer.find(base); from != producer.end()) {
-                producer[view] = from->second;
-            } else if (const auto in = inputOf.find(base); in != inputOf.end()) {
-                inputOf[view] = in->second;
-            }
+            // A view reads what its base's maker (or input) made, by the base's name: the one
+            // value the two names have.
+            const auto known = viewOf.find(base);
+            viewOf[view] = known == viewOf.end() ? base : known->second;
         }
-        for (const int32_t read : step.reads) {
-            node.inputs.push_back({valueName(read), typeOf(plan, read)});
+        for (int32_t read : step.reads) {
+            const std::string type = typeOf(plan, read); // as this call sees it
+            if (const auto base = viewOf.find(read); base != viewOf.end()) {
+                read = base->second;
+            }
+            node.inputs.push_back({valueName(read), type});
             GraphEdge edge;
             edge.value = valueName(read);
-            edge.type = typeOf(plan, read);
+            edge.type = type;
             edge.to = node.id;
             if (const auto from = producer.find(read); from != producer.end()) {
                 edge.from = from->second;
@@ -795,13 +798,15 @@ Expected<GraphModel> ExecuTorchProgram::graphModel(const std::string& method) co
     }
     for (size_t i = 0; i < plan.outputs.size(); ++i) {
         GraphEdge edge;
-        edge.value = valueName(plan.outputs[i]);
+        const auto base = viewOf.find(plan.outputs[i]);
+        const int32_t output = base == viewOf.end() ? plan.outputs[i] : base->second;
+        edge.value = valueName(output);
         edge.type = typeOf(plan, plan.outputs[i]);
         edge.to = -1;
         edge.toOutput = static_cast<int>(i);
-        if (const auto from = producer.find(plan.outputs[i]); from != producer.end()) {
+        if (const auto from = producer.find(output); from != producer.end()) {
             edge.from = from->second;
-        } else if (const auto in = inputOf.find(plan.outputs[i]); in != inputOf.end()) {
+        } else if (const auto in = inputOf.find(output); in != inputOf.end()) {
             edge.fromInput = in->second;
         } else {
             continue;
