@@ -119,7 +119,8 @@ private:
     // groups nested from the block's own module down, made on first use.
     int groupOf(const std::vector<Pt2ModuleFrame>& stack, int base) {
         int group = base;
-        const std::string& baseModule = g_.groups[static_cast<size_t>(base)].module;
+        // A copy: adding a group below may move the vector.
+        const std::string baseModule = g_.groups[static_cast<size_t>(base)].module;
         for (const Pt2ModuleFrame& frame : stack) {
             const std::string path = exported::modulePathOf(frame);
             if (path.empty() || within(baseModule, path)) {

@@ -464,7 +464,7 @@ void finishReport(TapRun& run, const GraphModel& model,
 // The reference's output of the same call of the innermost module whose output this value is
 // (the k-th value that is an output of its path against the reference's k-th), compared into
 // `r`; false where the reference has none for it.
-bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor,
+bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor, bool dense,
                            ActivationRecord& r) {
     if (site >= run.siteModules.size() || run.siteModules[site].empty()) {
         return false;
@@ -484,8 +484,8 @@ bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor,
             continue;
         }
         const size_t at = reference->lastCallOnly ? 0 : static_cast<size_t>(index);
-        if (at >= found->second.size() || !found->second[at].value.defined()) {
-            continue;
+        if (!dense || at >= found->second.size() || !found->second[at].value.defined()) {
+            continue; // a value without data is counted, not compared
         }
         // Every module this value is the output of has this call matched (a Sequential and its
         // last child); the innermost one's value is the one compared.

@@ -264,7 +264,10 @@ void recordValue(TapRun& tapRun, int siteIndex, const at::Tensor& tensor,
             run->pinOverflow = true;
         }
     }
-    if (dense && !compareWithModuleCall(*run, s, tensor, r) && site.reference.defined()) {
+    // Every value counts as its modules' next call, on both sides alike (keepModuleOutputs keeps a
+    // place for a value without data too).
+    const bool byCall = compareWithModuleCall(*run, s, tensor, dense, r);
+    if (dense && !byCall && site.reference.defined()) {
         r.comparedWith = site.referenceName;
         r.referenceNode = site.referenceNode;
         compareInto(r, tensor, site.reference);

@@ -117,8 +117,9 @@ void recordValue(TapRun& run, int site, const at::Tensor& tensor,
 // The reference's output of the same call of the innermost module whose output the site's value
 // is (the k-th value that is an output of its path against the reference's k-th; a file's one
 // value against the last call's), compared into `r`; false where the reference has none for it.
-// Counts the call either way.
-bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor, ActivationRecord& r);
+// Counts the call either way; a value that is not `dense` (no data to compare) only counts.
+bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor, bool dense,
+                           ActivationRecord& r);
 // A float32, contiguous CPU copy of a tensor (a quantized one dequantized).
 at::Tensor floatCopy(const at::Tensor& t);
 
