@@ -2,6 +2,7 @@
 // that need no model.
 #include "options.h"
 
+#include <file_formats.h>
 #include <format.h>
 #include <input_spec.h>
 #include <process_limits.h>
@@ -311,7 +312,11 @@ void checkCommand(Options& o) {
 // version printed (0), or a usage error reported (2).
 std::optional<int> parseArguments(const std::vector<std::string>& args, Options& o,
                                   const std::function<void()>& printVersion) {
-    CLI::App app("Inspect, run and warp with exported PyTorch (TorchScript) models.", kProgram);
+    CLI::App app("Inspect, run and warp with exported PyTorch models (TorchScript, torch.export, "
+                 "ExecuTorch).",
+                 kProgram);
+    // What MODEL may be, in every command's help: the formats' own list.
+    const std::string aModel = "The model: " + modelFileKinds();
     app.get_formatter()->column_width(34);
     app.get_formatter()->label("SUBCOMMAND", "COMMAND");
     app.footer(kTopFooter);
@@ -355,7 +360,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
 
     std::string file;
     auto command = [&](const char* name, const char* description, const char* footer,
-                       const char* fileName, const char* fileDescription) {
+                       const char* fileName, const std::string& fileDescription) {
         CLI::App* sub = app.add_subcommand(name, description)->group("Commands");
         sub->footer(std::string(footer) + "\n\n" + kGlobalOptionsNote);
         if (fileName) {
@@ -375,23 +380,24 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
             ->type_name("PATH");
     };
 
-    CLI::App* info = command("info", "What the file is, read without executing it (a safe preview)",
-                             kInfoFooter, "MODEL", "The file (a TorchScript archive, or any file)");
+    CLI::App* info =
+        command("info", "What the file is, read without executing it (a safe preview)", kInfoFooter,
+                "MODEL", "The file (" + modelFileKinds() + ", or any file)");
     info->add_flag("--show-code", o.showCode, "Print the code files");
     jsonFlag(info);
 
     CLI::App* tree =
         command("tree", "The module tree: types, parameters, buffers, attributes, methods",
-                kTreeFooter, "MODEL", "The TorchScript archive");
+                kTreeFooter, "MODEL", aModel);
     jsonFlag(tree);
 
     CLI::App* code = command("code", "What Python prints for model.PATH.NAME.code", kCodeFooter,
-                             "MODEL", "The TorchScript archive");
+                             "MODEL", aModel);
     moduleOption(code);
     methodOption(code);
 
     CLI::App* graph = command("graph", "str(model.PATH.NAME.graph), or the inlined graph",
-                              kGraphFooter, "MODEL", "The TorchScript archive");
+                              kGraphFooter, "MODEL", aModel);
     moduleOption(graph);
     methodOption(graph);
     graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
@@ -418,8 +424,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     graph->add_option("-o,--output", o.output, "Write to this file instead of printing")
         ->type_name("FILE");
 
-    CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL",
-                            "The TorchScript archive");
+    CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL", aModel);
     methodOption(run);
     run->add_option("--input", o.inputSpecs,
                     "One argument of the method (repeatable, in order;\nSPEC below)")
@@ -519,7 +524,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     };
     CLI::App* activations =
         command("activations", "Every value one run computes, the first NaN, comparisons",
-                kActivationsFooter, "MODEL", "The TorchScript archive");
+                kActivationsFooter, "MODEL", aModel);
     runOptions(activations);
     jsonFlag(activations);
     activations->add_flag("--first-nonfinite", o.firstNonFinite,
@@ -577,9 +582,9 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->capture_default_str();
 
     std::string secondFile;
-    CLI::App* diff = command("diff", "Two archives compared: modules, tensors, code, graphs",
-                             kDiffFooter, "A", "The first archive");
-    diff->add_option("B", secondFile, "The second archive")->type_name("")->required();
+    CLI::App* diff = command("diff", "Two models compared: modules, tensors, code, graphs",
+                             kDiffFooter, "A", "The first model");
+    diff->add_option("B", secondFile, "The second model")->type_name("")->required();
     // A TorchScript archive against its torch.export twin: the outputs on the same inputs too.
     runOptions(diff);
     diff->add_option("--iters,--iterations", o.run.iterations,
@@ -626,7 +631,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
 
     CLI::App* devices =
         command("devices", "The devices runs can use, and why CUDA is unavailable if it is",
-                kDevicesFooter, nullptr, nullptr);
+                kDevicesFooter, nullptr, {});
     jsonFlag(devices);
 
     if (args.empty()) {

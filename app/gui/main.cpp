@@ -1,4 +1,5 @@
 // scriptscope: the desktop inspector. With no argument it opens the bundled demo.
+#include <file_formats.h>
 #include <main_window.h>
 #include <run_panel.h>
 #include <worker_client.h>
@@ -31,12 +32,14 @@ int main(int argc, char** argv) {
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        QStringLiteral("A debugger for exported PyTorch (TorchScript) models."));
+        QStringLiteral("A debugger for exported PyTorch models (TorchScript, torch.export, "
+                       "ExecuTorch)."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(
         QStringLiteral("model"),
-        QStringLiteral("The TorchScript archive to open (default: the demo)."));
+        QString::fromStdString("The model to open: " + scriptscope::modelFileKinds() +
+                               " (default: the demo)."));
     QCommandLineOption workspace(
         QStringLiteral("workspace"),
         QStringLiteral("The workspace to show first: model, warp or run (default: model)."),

@@ -138,8 +138,8 @@ private Q_SLOTS:
                 std::map<std::string, std::string> qualified;
                 for (const PtePlan& plan : p.program().plans) {
                     for (const PteOperator& op : plan.operators) {
-                        const std::string name = op.text();
-                        qualified.emplace(name.substr(name.find("::") + 2), name);
+                        const std::string text = op.text();
+                        qualified.emplace(text.substr(text.find("::") + 2), text);
                     }
                 }
                 std::map<std::string, int64_t> want;

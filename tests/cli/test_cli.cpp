@@ -3,6 +3,7 @@
 // cv2.warpPerspective's.
 #include "test_support.h"
 
+#include <file_formats.h>
 #include <process_limits.h>
 
 #include <nlohmann/json.hpp>
@@ -238,6 +239,12 @@ private Q_SLOTS:
                      (name.toStdString() + " not in:\n" + r.out).c_str());
         }
         QVERIFY(r.out.find("--supervised") == std::string::npos); // for the parent's child only
+        // A command that takes any model names every format's files, from the formats' one list;
+        // optimize's passes are TorchScript's.
+        if (command == QLatin1String("tree") || command == QLatin1String("run") ||
+            command == QLatin1String("activations") || command == QLatin1String("info")) {
+            QVERIFY2(r.out.find(scriptscope::modelFileKinds()) != std::string::npos, r.out.c_str());
+        }
         // The top-level help lists the command.
         const auto top = cli({QStringLiteral("--help")});
         QVERIFY(top.out.find("  " + command.toStdString() + " ") != std::string::npos);

@@ -56,11 +56,20 @@ class TestModel : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    // A TorchScript archive: LibTorch's session behind the interface, lacking nothing.
+    // A TorchScript archive: LibTorch's session behind the interface, lacking only what is an
+    // ExecuTorch program's (runs recorded elsewhere), and refusing an ETDump with why.
     void opensTorchScript() {
         const auto model = open(fixture("rich.pt"));
         QCOMPARE(model->info().format, std::string("TorchScript"));
-        QVERIFY(model->info().lacking.empty());
+        QCOMPARE(model->info().lacking.size(), size_t{1});
+        QVERIFY(!model->info().lacks(Capability::RecordedProfile).empty());
+        RunRequest recorded;
+        recorded.etdumpPath = "/tmp/run.etdp";
+        const auto refused = model->run(recorded);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find(model->info().lacks(Capability::RecordedProfile)) !=
+                     std::string::npos,
+                 refused.error().message.c_str());
         QVERIFY(!model->info().modules.empty());
         QVERIFY(!openable(probeArchive(fixture("rich.pt"))));
         const auto code = model->code("", "forward");
@@ -317,7 +326,8 @@ private Q_SLOTS:
         const auto model = open(savedBy("exported_cnn.torch2.14.pt2"));
         QCOMPARE(model->info().format, std::string("torch.export"));
         const auto scripted = open(fixture("rich.pt"));
-        QVERIFY(scripted->info().lacking.empty());
+        QVERIFY(scripted->info().lacks(Capability::Run).empty());
+        QVERIFY(scripted->info().lacks(Capability::Statistics).empty());
     }
 };
 

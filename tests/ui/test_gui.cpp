@@ -7,6 +7,7 @@
 
 #include <code_view.h>
 #include <elided_label.h>
+#include <file_formats.h>
 #include <graph_diagram.h>
 #include <main_window.h>
 #include <module_tree_model.h>
@@ -126,6 +127,21 @@ private Q_SLOTS:
     }
 
     void cleanupTestCase() { delete window_; }
+
+    // Before any model, the start page says what can be opened: every format, from the formats'
+    // one list (as the open dialog's filter).
+    void startPageNamesEveryFormat() {
+        QString text;
+        for (const QLabel* label : window_->findChildren<QLabel*>()) {
+            text += label->text();
+        }
+        for (const scriptscope::FileFormatPatterns& format : scriptscope::modelFileFormats()) {
+            QVERIFY2(text.contains(QString::fromStdString(format.one)), format.one.c_str());
+            QVERIFY2(text.contains(QString::fromStdString(format.patterns.front())),
+                     format.patterns.front().c_str());
+        }
+        saveScreenshot(window_, QStringLiteral("start-page"));
+    }
 
     void moduleTreeModelIsAProperModel() {
         QSignalSpy shown(window_, &MainWindow::modelShown);

@@ -12,6 +12,8 @@
 #include "module_tree_model.h"
 #include "worker_client.h"
 
+#include <file_formats.h>
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -46,9 +48,20 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     // Start page: shown until a model is open.
     auto* start = new QWidget(this);
     auto* startLayout = new QVBoxLayout(start);
+    // What can be opened: the formats' own list, one a line.
+    QStringList formats;
+    for (const FileFormatPatterns& format : modelFileFormats()) {
+        QString patterns;
+        for (const std::string& pattern : format.patterns) {
+            patterns += (patterns.isEmpty() ? QString() : QStringLiteral(" ")) +
+                        QString::fromStdString(pattern);
+        }
+        formats << tr("%1 (%2)").arg(QString::fromStdString(format.one).toHtmlEscaped(), patterns);
+    }
     auto* title = new QLabel(
-        tr("<h2>ScriptScope</h2><p>Open a TorchScript archive (<code>torch.jit.save</code>) "
-           "to see its modules, code and graphs.</p>"),
+        tr("<h2>ScriptScope</h2><p>Open an exported PyTorch model to see its modules, code and "
+           "graphs,<br>run it and find where its numbers go wrong:</p><p>%1</p>")
+            .arg(formats.join(QStringLiteral("<br>"))),
         start);
     auto* open = new QPushButton(tr("Open…"), start);
     startRecent_ = new QListWidget(start);

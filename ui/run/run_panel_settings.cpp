@@ -72,8 +72,9 @@ QString RunPanel::deviceNote() const {
 }
 
 void RunPanel::setModel(const ModelInfo& model) {
-    // Runs recorded elsewhere are read over an ExecuTorch program, with or without a runtime here.
-    openEtdump_->setVisible(model.format == "ExecuTorch");
+    // Runs recorded elsewhere are read over a model that can have them (an ExecuTorch program,
+    // with or without a runtime here).
+    openEtdump_->setVisible(model.lacks(Capability::RecordedProfile).empty());
     if (!model_.modules.empty() && model.path == model_.path) {
         model_ = model;
         offer(profile_, model_, Capability::Profile);

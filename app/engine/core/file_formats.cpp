@@ -4,9 +4,18 @@ namespace scriptscope {
 
 const std::vector<FileFormatPatterns>& modelFileFormats() {
     static const std::vector<FileFormatPatterns> formats = {
-        {"TorchScript archives", {"*.pt", "*.pth", "*.ptl", "*.zip"}, "application/x-torchscript"},
-        {"torch.export programs", {"*.pt2"}, "application/x-pytorch-exported-program"},
-        {"ExecuTorch programs", {"*.pte"}, "application/x-executorch-program"},
+        {"TorchScript archives",
+         "a TorchScript archive",
+         {"*.pt", "*.pth", "*.ptl", "*.zip"},
+         "application/x-torchscript"},
+        {"torch.export programs",
+         "a torch.export program",
+         {"*.pt2"},
+         "application/x-pytorch-exported-program"},
+        {"ExecuTorch programs",
+         "an ExecuTorch program",
+         {"*.pte"},
+         "application/x-executorch-program"},
     };
     return formats;
 }
@@ -29,6 +38,18 @@ std::string modelFilePatterns() {
         all.insert(all.end(), format.patterns.begin(), format.patterns.end());
     }
     return joined(all);
+}
+
+std::string modelFileKinds() {
+    const auto& formats = modelFileFormats();
+    std::string text;
+    for (size_t i = 0; i < formats.size(); ++i) {
+        if (i > 0) {
+            text.append(i + 1 == formats.size() ? " or " : ", ");
+        }
+        text.append(formats[i].one).append(" (").append(joined(formats[i].patterns)).append(")");
+    }
+    return text;
 }
 
 std::string modelFileFilter() {

@@ -10,6 +10,7 @@ namespace scriptscope {
 
 struct FileFormatPatterns {
     std::string name;                  // "TorchScript archives"
+    std::string one;                   // "a TorchScript archive"
     std::vector<std::string> patterns; // "*.pt", ...
     std::string mimeType;              // "application/x-torchscript"
 };
@@ -20,6 +21,10 @@ const std::vector<FileFormatPatterns>& modelFileFormats();
 
 // Every model format's patterns, space-separated: "*.pt *.pth *.ptl *.zip *.pt2 *.pte".
 std::string modelFilePatterns();
+
+// What a model file may be, for help texts and messages: "a TorchScript archive (*.pt ...), a
+// torch.export program (*.pt2) or an ExecuTorch program (*.pte)".
+std::string modelFileKinds();
 
 // A file dialog's filter: "PyTorch models (...);;TorchScript archives (...);;...;;All files (*)".
 std::string modelFileFilter();

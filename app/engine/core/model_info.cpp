@@ -6,8 +6,9 @@ namespace scriptscope {
 
 namespace {
 
-constexpr const char* kCapabilityNames[] = {"code",       "inlined_graph", "run",      "profile",
-                                            "statistics", "activations",   "optimize", "diff"};
+constexpr const char* kCapabilityNames[] = {"code",     "inlined_graph", "run",
+                                            "profile",  "statistics",    "activations",
+                                            "optimize", "diff",          "recorded_profile"};
 static_assert(std::size(kCapabilityNames) == static_cast<size_t>(Capability::Count));
 
 } // namespace

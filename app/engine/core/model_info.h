@@ -165,14 +165,15 @@ struct ModuleInfo {
 // do one says why (ModelInfo::lacking): the GUI hides or disables it with that reason, the worker
 // and the CLI refuse it with the same words.
 enum class Capability {
-    Code,         // Python's module.method.code
-    InlinedGraph, // str(model.inlined_graph); a flat exported graph has no other
-    Run,          // timed runs, live sources
-    Profile,      // the per-operator profile of a run
-    Statistics,   // statistics of parameters and buffers
-    Activations,  // every value of one run, the first NaN or Inf
-    Optimize,     // passes on a copy
-    Diff,         // against another model
+    Code,            // Python's module.method.code
+    InlinedGraph,    // str(model.inlined_graph); a flat exported graph has no other
+    Run,             // timed runs, live sources
+    Profile,         // the per-operator profile of a run
+    Statistics,      // statistics of parameters and buffers
+    Activations,     // every value of one run, the first NaN or Inf
+    Optimize,        // passes on a copy
+    Diff,            // against another model
+    RecordedProfile, // runs recorded elsewhere (an ETDump) read over it
     Count
 };
 // "code", "inlined_graph", "run", ... (the protocol's and the CLI's JSON names).

@@ -40,6 +40,7 @@ std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
             "AOTInductor's compiled code runs as one call: it has no values to inspect here";
     }
     lacking[Capability::Optimize] = "passes" + onlyTorchScript;
+    lacking[Capability::RecordedProfile] = kNoRecordedProfile;
     if (!program.hasProgram()) {
         lacking[Capability::Diff] = "an AOTInductor package saved without its exported program "
                                     "has no module tree or weights to compare";

@@ -117,15 +117,19 @@ private:
 #endif
 };
 
-// A recorded profile (RunRequest::etdumpPath) is an ExecuTorch program's: other formats refuse it.
+// Why a format has no recorded profile (Capability::RecordedProfile): an ETDump is the runs of an
+// ExecuTorch program.
+inline constexpr const char* kNoRecordedProfile =
+    "an ETDump records the runs of an ExecuTorch program (.pte)";
+
+// A recorded profile (RunRequest::etdumpPath) where the model lacks one is refused, with why.
 inline Status refuseRecordedProfile(const RunRequest& request, const ModelInfo& info) {
-    if (request.etdumpPath.empty()) {
+    const std::string why = info.lacks(Capability::RecordedProfile);
+    if (request.etdumpPath.empty() || why.empty()) {
         return std::nullopt;
     }
-    return Error{ErrorKind::Input, "'" + request.etdumpPath +
-                                       "' would be read as an ETDump, the recorded runs of an "
-                                       "ExecuTorch program (.pte); '" +
-                                       info.path + "' is " + info.format};
+    return Error{ErrorKind::Input, "'" + request.etdumpPath + "' would be read as an ETDump: " +
+                                       why + "; '" + info.path + "' is " + info.format};
 }
 
 // A model's activations compared with another model (request.referenceModel, any format): the

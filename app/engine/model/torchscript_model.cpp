@@ -18,6 +18,7 @@ Expected<std::unique_ptr<Model>> TorchScriptModel::open(const std::string& path,
     }
     model->info_ = std::move(info).value();
     model->info_.format = "TorchScript";
+    model->info_.lacking[Capability::RecordedProfile] = kNoRecordedProfile;
     return std::unique_ptr<Model>(std::move(model));
 }
 
