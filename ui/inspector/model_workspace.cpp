@@ -51,12 +51,7 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     // What can be opened: the formats' own list, one a line.
     QStringList formats;
     for (const FileFormatPatterns& format : modelFileFormats()) {
-        QString patterns;
-        for (const std::string& pattern : format.patterns) {
-            patterns += (patterns.isEmpty() ? QString() : QStringLiteral(" ")) +
-                        QString::fromStdString(pattern);
-        }
-        formats << tr("%1 (%2)").arg(QString::fromStdString(format.one).toHtmlEscaped(), patterns);
+        formats << QString::fromStdString(describe(format)).toHtmlEscaped();
     }
     auto* title = new QLabel(
         tr("<h2>ScriptScope</h2><p>Open an exported PyTorch model to see its modules, code and "

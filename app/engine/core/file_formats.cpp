@@ -40,6 +40,10 @@ std::string modelFilePatterns() {
     return joined(all);
 }
 
+std::string describe(const FileFormatPatterns& format) {
+    return format.one + " (" + joined(format.patterns) + ")";
+}
+
 std::string modelFileKinds() {
     const auto& formats = modelFileFormats();
     std::string text;
@@ -47,7 +51,7 @@ std::string modelFileKinds() {
         if (i > 0) {
             text.append(i + 1 == formats.size() ? " or " : ", ");
         }
-        text.append(formats[i].one).append(" (").append(joined(formats[i].patterns)).append(")");
+        text.append(describe(formats[i]));
     }
     return text;
 }

@@ -22,6 +22,9 @@ const std::vector<FileFormatPatterns>& modelFileFormats();
 // Every model format's patterns, space-separated: "*.pt *.pth *.ptl *.zip *.pt2 *.pte".
 std::string modelFilePatterns();
 
+// One format as a person reads it: "a TorchScript archive (*.pt *.pth *.ptl *.zip)".
+std::string describe(const FileFormatPatterns& format);
+
 // What a model file may be, for help texts and messages: "a TorchScript archive (*.pt ...), a
 // torch.export program (*.pt2) or an ExecuTorch program (*.pte)".
 std::string modelFileKinds();
