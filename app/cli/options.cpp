@@ -1,6 +1,7 @@
 // scriptscope-cli's command line (options.h): the commands, their options and help, and the checks
 // that need no model.
 #include "options.h"
+#include "help_texts.h"
 
 #include <file_formats.h>
 #include <format.h>
@@ -47,154 +48,6 @@ double parseNumber(const std::string& option, const std::string& value) {
 }
 
 namespace {
-
-// Each command's help names the global options, which CLI11 lists only in the top-level help.
-const char* const kGlobalOptionsNote =
-    R"(Options for every command, before or after it (see scriptscope-cli --help): --op-library PATH,
---timeout S, --memory-limit MB, --in-process, --verbose.)";
-
-const char* const kTopFooter =
-    R"('scriptscope-cli COMMAND --help' describes a command and its options ('run --help' the input
-specs). The options above may come before or after the command.
-
-Exit status: 0 success; 1 bad input or model error; 2 usage error; 3 the work crashed or hit the
-memory limit; 4 the work timed out; 5 the archive was saved by a newer PyTorch and calls operators
-this LibTorch does not have; 6 an --op-library cannot be loaded (missing, not a library, built for
-another LibTorch, or crashing when loaded; the message names it).)";
-
-const char* const kInfoFooter =
-    R"(Reads records, serialization version, extra files, operators used and whether each is
-registered, tensor storages (dtype, size, where saved; short or missing data is reported as
-damage), and the code files (--show-code prints them). Nothing in the file is executed. The exit
-status is 1 for a file that this LibTorch cannot open as a model.)";
-
-const char* const kTreeFooter =
-    R"(Loads the model and prints its modules, each with its parameters, buffers, attributes and
-methods (schemas), and the totals.)";
-
-const char* const kCodeFooter =
-    R"(Prints what Python prints for model.PATH.NAME.code (default: the root's forward).)";
-
-const char* const kGraphFooter =
-    R"(Prints str(model.PATH.NAME.graph) (default: the root's forward); --inlined prints
-str(model.inlined_graph), with the calls of submodules inlined.
-
---format json or dot gives the graph as the diagram draws it: operator nodes (constants and
-prim::GetAttr folded into the nodes that use them, as attributes), the values between them, and
-groups: one per module instance (from the inlined call stack; the module is the dotted path of
-named_modules(), "" for the root) and one per block of prim::If and prim::Loop; module groups with
-identical contents (a transformer's layers) carry repeats and same_as (the first of them). --expand N shows
-the contents of groups down to depth N (the root is 0, its children 1; default 0: the root's
-children as boxes; blocks are one deeper than their owner); --expand all shows every node. dot is
-Graphviz's language (render it with dot -Tsvg). svg is the diagram as the GUI draws it: each open
-group laid out on its own by Graphviz (--layout graphviz, in a separate process under
---layout-timeout) or by the simple layered layout (--layout simple).)";
-
-const char* const kRunFooter = R"(Runs a method (after the warm-up runs) and times each iteration.
-
-One --input per argument of the method, in order. SPEC is one of:
-  random:1x3x224x224[:DTYPE[:SEED]]  zeros:2x3:int64  ones:4
-  image:photo.png[,size=224x224][,order=rgb|bgr][,layout=chw|hwc][,batch=0|1][,dtype=float32]
-       [,scale=1/255][,mean=a/b/c][,std=a/b/c][,gray=1][,preset=imagenet]
-  file:x.pt (a value written by torch.save)
-  matrix:h.npy[#node] (a 3x3 float32 homography from a matrix file)
-  sample[:N] (a .pt2's own example input for this argument, or for argument N)
-  3   3.5   true   false   none   str:TEXT   ints:1,2   floats:0.5,1
-  list:SPEC;SPEC;...  tuple:SPEC;SPEC  dict:KEY=SPEC;KEY=SPEC
-       each element any spec, e.g. a detector's List[Tensor]:
-       'list:image:a.png,batch=0;image:b.png,batch=0'; [..] nests:
-       'list:[list:ones:2;ones:3];ones:4'; 'list:' is empty
-
---inputs FILE gives every argument from one torch.save file: a tensor, or a tuple/list with one
-value per argument; a list that fits a first List[...] argument is that argument. A .pt2 given
-no inputs runs on the example inputs it keeps (data/sample_inputs).
-
---render OUT.png draws the output as the task it is over the (first) image input, on the image at
-its own size (the result scaled from the size the model saw): a detector's boxes (torchvision's
-List[Dict] with boxes/labels/scores, masks and keypoints when present, the (losses, detections)
-tuple of scripted detectors, N x 4 / N x 6 tensors) with class names and scores from
---score-threshold; a segmentation (N x C x H x W, or a dict with "out") blended in with a legend;
-a classifier's top-k (softmax applied to logits).
---task forces one; names come from --labels, else the archive's extra file labels.txt, else the
-built-in ImageNet-1k, COCO or Pascal VOC set that fits. --json adds "interpreted".)";
-
-const char* const kWarpFooter =
-    R"(Warps IMAGE with my_ops::warp_perspective into -o OUT. Give either --matrix or --corners.
-The matrix maps source pixels to output pixels, as cv::warpPerspective's (JSON, NumPy .npy,
-OpenCV FileStorage .xml/.yml). --corners: where the image's corners (top-left, top-right,
-bottom-right, bottom-left) go.)";
-
-const char* const kActivationsFooter =
-    R"(Runs the method once through a copy of its inlined graph with a probe after every node, and
-prints every tensor value it computed, in execution order: the node's operator and module, the
-shape, min/max/mean/std over the finite values and the NaN and Inf counts. A node in a loop gives
-one line per iteration (#N). --first-nonfinite prints only the first value with a NaN or an Inf
-and the values its node read. Comparisons, node by node (the first value that does not agree by
---rtol, --min-snr, --min-cosine or --atol, as compare's, is named):
-  --compare-device D   the same model and inputs on another device (cpu against cuda)
-  --compare-input SPEC / --compare-inputs FILE
-                       the same model with other inputs (before and after a change)
-  --reference FILE     values saved from Python: torch.save({module_path: tensor, ...}), each
-                       matched to the output of the module with that path
-  --compare-model B    another archive on the same inputs, module output by module output
-Inputs as for run (see run --help).)";
-
-const char* const kOptimizeFooter =
-    R"(Applies passes in order to a copy of the model (--freeze first, then --for-inference, then
-each --pass in the order given), prints the node counts per operator kind before and after, and
-with inputs times both (interleaved, after at least 3 warm-up runs) and compares their outputs.
--o writes the optimised copy as an archive Python's torch.jit.load reads. Passes:
-  freeze, optimize-for-inference, fold-conv-bn, constant-propagation, dead-code-elimination,
-  common-subexpression-elimination, peephole, remove-dropout, fuse-linear)";
-
-const char* const kDiffFooter =
-    R"(Compares two archives: modules added, removed or of another type; parameters and buffers that
-differ (max |difference|, or shape or dtype); plain attributes; the code and graph of every
-method (a diff); extra files.
-
-A model against its twin in another format (a TorchScript archive and its torch.export program,
-a .pt2 and its .pte): the module trees and every parameter and buffer by name where both have
-them; both run on the same inputs (--input/--inputs, or the sample inputs a .pt2 keeps) and their
-outputs, at the same places of their structures, must agree by the criterion below (as compare's);
-their timings are shown side by side. Code and graphs differ by nature and are not compared.
-
-Two values agree when max |diff| <= --atol, or when max |diff| / max |reference| <= --rtol and
-SNR >= --min-snr dB and cosine >= --min-cosine (defaults: 1e-3, 40 dB, 0.9999; no atol).
-Exit status: 0 the same; 1 they differ (or a model cannot be read or run); 7 could not compare
-(the outputs' structures differ, or nothing could be compared); 2 a usage error; 3 and 4 the work
-crashed or timed out.)";
-
-const char* const kCompareFooter =
-    R"(Runs both models on the same inputs and compares their final outputs, then every value inside
-that can be matched, in the order the first one runs: a TorchScript archive against its
-torch.export twin (.pt2), an export against its ExecuTorch program (.pte), two exports (float32
-against a bfloat16 or quantized copy), or two versions of one archive; the order of A and B
-changes only which is the reference (B).
-
-The final outputs are always compared, flattened the same way on both sides (a .pt2's and a .pte's
-nested by their output spec), their structures checked: tuples and lists alike, dict keys by name.
-Inside, a module's output is what a forward hook on it sees, call by call: a module called N times
-(a block's ReLU, a shared activation, a loop's body) gives N values on each side, matched in call
-order. Modules whose operators differ (a decomposed op, a fused one) are compared at their
-boundary. Values no module output matches are matched by the name of the torch.export node that
-made them, where both sides know it (two exports; a .pte whose ETRecord lies beside it, a
-delegate at its last operator), and then by the order of the operators inside their module where
-both run the same ones there (shown as module/op#n). For each matched value: max |difference|,
-max relative difference (over B's largest |value|), cosine similarity and SNR.
-
-Two values agree when max |diff| <= --atol, or when max |diff| / max |reference| <= --rtol and
-SNR >= --min-snr dB and cosine >= --min-cosine (defaults: 1e-3, 40 dB, 0.9999; no atol): relative
-measures, so that a near-zero output cannot make everything equal. The first divergence is the
-earliest value that does not agree. With no inputs given, both take the sample inputs one of them
-keeps (a .pt2's).
-
-Exit status: 0 the same (the outputs and every matched value agree); 1 they differ (or a model
-cannot be read or run); 7 could not compare (the outputs could not be compared: their structures
-differ, a side cannot run, no inputs); 2 a usage error; 3 and 4 the work crashed or timed out.
-In CI: scriptscope-cli compare model.pt2 model.pte || exit 1)";
-
-const char* const kDevicesFooter =
-    R"(Lists cpu and every CUDA device this LibTorch sees, with the reason when CUDA is unavailable.)";
 
 // CLI11 validators for numbers as strtod reads them, so "1e3" and "7.0" count, as before. CLI11
 // puts the option's name before the message.
@@ -306,27 +159,81 @@ void checkCommand(Options& o) {
     }
 }
 
-} // namespace
-
-// Fills `o` from the arguments. Returns an exit status when there is nothing to run: help or
-// version printed (0), or a usage error reported (2).
-std::optional<int> parseArguments(const std::vector<std::string>& args, Options& o,
-                                  const std::function<void()>& printVersion) {
-    CLI::App app("Inspect, run and warp with exported PyTorch models (TorchScript, torch.export, "
-                 "ExecuTorch).",
-                 kProgram);
+// What builds the commands: the parser, the options it fills, and the options several commands
+// share. One add<Command> per subcommand below.
+struct Commands {
+    CLI::App& app;
+    Options& o;
+    std::string file;       // MODEL, IMAGE or A
+    std::string secondFile; // diff's and compare's B
     // What MODEL may be, in every command's help: the formats' own list.
-    const std::string aModel = "The model: " + modelFileKinds();
-    app.get_formatter()->column_width(34);
-    app.get_formatter()->label("SUBCOMMAND", "COMMAND");
-    app.footer(kTopFooter);
-    app.require_subcommand(1);
-    // Inherited by the commands: the global options work after them too, as they must, since the
-    // supervising parent appends `--in-process --supervised` to the child's arguments.
-    app.fallthrough();
-    // Later occurrences win, as before; repeatable options say take_all().
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    std::string aModel = "The model: " + modelFileKinds();
 
+    CLI::App* command(const char* name, const char* description, const char* footer,
+                      const char* fileName, const std::string& fileDescription) {
+        CLI::App* sub = app.add_subcommand(name, description)->group("Commands");
+        sub->footer(std::string(footer) + "\n\n" + kGlobalOptionsNote);
+        if (fileName) {
+            sub->add_option(fileName, file, fileDescription)->type_name("")->required();
+        }
+        return sub;
+    }
+    void jsonFlag(CLI::App* sub) { sub->add_flag("--json", o.json, "Print JSON"); }
+    void methodOption(CLI::App* sub) {
+        sub->add_option("--method", o.method, "The method")
+            ->type_name("NAME")
+            ->capture_default_str();
+    }
+    void moduleOption(CLI::App* sub) {
+        sub->add_option("--module", o.module,
+                        "The submodule, by its path (e.g. loop.cell; default:\nthe root)")
+            ->type_name("PATH");
+    }
+    // The method and its inputs, for the commands that run a model (run has its own help texts).
+    void runOptions(CLI::App* sub) {
+        methodOption(sub);
+        sub->add_option("--input", o.inputSpecs,
+                        "One argument of the method (repeatable, in order;\nsee run --help)")
+            ->type_name("SPEC")
+            ->allow_extra_args(false)
+            ->take_all();
+        sub->add_option("--inputs", o.run.inputsFile, "Every argument from one torch.save file")
+            ->type_name("FILE");
+        sub->add_option("--device", o.run.device, "cpu, cuda or cuda:N")
+            ->type_name("D")
+            ->capture_default_str();
+    }
+    // When two values agree (verdict.h): the same options wherever values are compared.
+    void criterionOptions(CLI::App* sub) {
+        const auto atLeastZero =
+            aNumber([](double t) { return t >= 0; }, "expects a number of at least 0");
+        sub->add_option("--rtol", o.criterion.rtol,
+                        "Largest max |diff| / max |reference| that agrees")
+            ->type_name("R")
+            ->check(atLeastZero)
+            ->capture_default_str();
+        sub->add_option("--min-snr", o.criterion.minSnrDb, "Lowest SNR in dB that agrees")
+            ->type_name("DB")
+            ->check(aNumber([](double) { return true; }, "expects a number"))
+            ->capture_default_str();
+        sub->add_option("--min-cosine", o.criterion.minCosine, "Lowest cosine that agrees")
+            ->type_name("C")
+            ->check(aNumber([](double c) { return c >= -1 && c <= 1; },
+                            "expects a number from -1 to 1"))
+            ->capture_default_str();
+        sub->add_option("--atol,--tolerance", o.criterion.atol,
+                        "max |diff| at most this agrees whatever else\n(--tolerance: the same)")
+            ->type_name("A")
+            ->check(atLeastZero)
+            ->capture_default_str();
+    }
+};
+
+// The options before (and, inherited, after) the command.
+void addGlobalOptions(Commands& c, double& memoryLimitMb, CLI::Option*& memoryLimit,
+                      const std::function<void()>& printVersion) {
+    CLI::App& app = c.app;
+    Options& o = c.o;
     app.add_option("--op-library", o.opLibraries,
                    "Load a library of operators first (repeatable), e.g.\n"
                    "torchvision's _C library for torchvision::nms")
@@ -337,13 +244,11 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("S")
         ->check(aNumber([](double s) { return s > 0; }, "expects a positive number"))
         ->capture_default_str();
-    double memoryLimitMb = 0;
-    CLI::Option* memoryLimit =
-        app.add_option("--memory-limit", memoryLimitMb,
-                       "Memory limit for the work (default: 3/4 of physical\nmemory)")
-            ->type_name("MB")
-            ->check(
-                aNumber([](double mb) { return mb >= 64; }, "is in MB and must be at least 64"));
+    memoryLimit = app.add_option("--memory-limit", memoryLimitMb,
+                                 "Memory limit for the work (default: 3/4 of physical\nmemory)")
+                      ->type_name("MB")
+                      ->check(aNumber([](double mb) { return mb >= 64; },
+                                      "is in MB and must be at least 64"));
     app.add_flag("--in-process", o.inProcess,
                  "Do the work in this process, without isolation (for\ndebugging)");
     app.add_flag("--verbose", o.verbose,
@@ -357,49 +262,41 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
            },
            "Version of scriptscope-cli and of the libraries it uses")
         ->trigger_on_parse();
+}
 
-    std::string file;
-    auto command = [&](const char* name, const char* description, const char* footer,
-                       const char* fileName, const std::string& fileDescription) {
-        CLI::App* sub = app.add_subcommand(name, description)->group("Commands");
-        sub->footer(std::string(footer) + "\n\n" + kGlobalOptionsNote);
-        if (fileName) {
-            sub->add_option(fileName, file, fileDescription)->type_name("")->required();
-        }
-        return sub;
-    };
-    auto jsonFlag = [&](CLI::App* sub) { sub->add_flag("--json", o.json, "Print JSON"); };
-    auto methodOption = [&](CLI::App* sub) {
-        sub->add_option("--method", o.method, "The method")
-            ->type_name("NAME")
-            ->capture_default_str();
-    };
-    auto moduleOption = [&](CLI::App* sub) {
-        sub->add_option("--module", o.module,
-                        "The submodule, by its path (e.g. loop.cell; default:\nthe root)")
-            ->type_name("PATH");
-    };
-
+// info: the safe preview.
+void addInfo(Commands& c) {
+    Options& o = c.o;
     CLI::App* info =
-        command("info", "What the file is, read without executing it (a safe preview)", kInfoFooter,
-                "MODEL", "The file (" + modelFileKinds() + ", or any file)");
+        c.command("info", "What the file is, read without executing it (a safe preview)",
+                  kInfoFooter, "MODEL", "The file (" + modelFileKinds() + ", or any file)");
     info->add_flag("--show-code", o.showCode, "Print the code files");
-    jsonFlag(info);
+    c.jsonFlag(info);
+}
 
+// tree: the module tree.
+void addTree(Commands& c) {
     CLI::App* tree =
-        command("tree", "The module tree: types, parameters, buffers, attributes, methods",
-                kTreeFooter, "MODEL", aModel);
-    jsonFlag(tree);
+        c.command("tree", "The module tree: types, parameters, buffers, attributes, methods",
+                  kTreeFooter, "MODEL", c.aModel);
+    c.jsonFlag(tree);
+}
 
-    CLI::App* code = command("code", "What Python prints for model.PATH.NAME.code", kCodeFooter,
-                             "MODEL", aModel);
-    moduleOption(code);
-    methodOption(code);
+// code: what Python prints for .code.
+void addCode(Commands& c) {
+    CLI::App* code = c.command("code", "What Python prints for model.PATH.NAME.code", kCodeFooter,
+                               "MODEL", c.aModel);
+    c.moduleOption(code);
+    c.methodOption(code);
+}
 
-    CLI::App* graph = command("graph", "str(model.PATH.NAME.graph), or the inlined graph",
-                              kGraphFooter, "MODEL", aModel);
-    moduleOption(graph);
-    methodOption(graph);
+// graph: the IR or the diagram.
+void addGraph(Commands& c) {
+    Options& o = c.o;
+    CLI::App* graph = c.command("graph", "str(model.PATH.NAME.graph), or the inlined graph",
+                                kGraphFooter, "MODEL", c.aModel);
+    c.moduleOption(graph);
+    c.methodOption(graph);
     graph->add_flag("--inlined", o.inlined, "str(model.inlined_graph): calls inlined");
     graph
         ->add_option("--format", o.graphFormat,
@@ -423,9 +320,13 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->capture_default_str();
     graph->add_option("-o,--output", o.output, "Write to this file instead of printing")
         ->type_name("FILE");
+}
 
-    CLI::App* run = command("run", "Runs a method and times it", kRunFooter, "MODEL", aModel);
-    methodOption(run);
+// run: a timed run, rendered as its task.
+void addRun(Commands& c) {
+    Options& o = c.o;
+    CLI::App* run = c.command("run", "Runs a method and times it", kRunFooter, "MODEL", c.aModel);
+    c.methodOption(run);
     run->add_option("--input", o.inputSpecs,
                     "One argument of the method (repeatable, in order;\nSPEC below)")
         ->type_name("SPEC")
@@ -444,7 +345,7 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("N")
         ->transform(aWholeNumber(1))
         ->capture_default_str();
-    jsonFlag(run);
+    c.jsonFlag(run);
     run->add_option("--save-outputs", o.run.saveOutputsPath,
                     "Write the outputs to a file Python's torch.load reads")
         ->type_name("FILE");
@@ -484,49 +385,16 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
                     "as the timing samples, its events as the profile")
         ->type_name("FILE")
         ->check(CLI::ExistingFile);
+}
 
-    auto runOptions = [&](CLI::App* sub) {
-        methodOption(sub);
-        sub->add_option("--input", o.inputSpecs,
-                        "One argument of the method (repeatable, in order;\nsee run --help)")
-            ->type_name("SPEC")
-            ->allow_extra_args(false)
-            ->take_all();
-        sub->add_option("--inputs", o.run.inputsFile, "Every argument from one torch.save file")
-            ->type_name("FILE");
-        sub->add_option("--device", o.run.device, "cpu, cuda or cuda:N")
-            ->type_name("D")
-            ->capture_default_str();
-    };
-    // When two values agree (verdict.h): the same options wherever values are compared.
-    const auto criterionOptions = [&o](CLI::App* sub) {
-        const auto atLeastZero =
-            aNumber([](double t) { return t >= 0; }, "expects a number of at least 0");
-        sub->add_option("--rtol", o.criterion.rtol,
-                        "Largest max |diff| / max |reference| that agrees")
-            ->type_name("R")
-            ->check(atLeastZero)
-            ->capture_default_str();
-        sub->add_option("--min-snr", o.criterion.minSnrDb, "Lowest SNR in dB that agrees")
-            ->type_name("DB")
-            ->check(aNumber([](double) { return true; }, "expects a number"))
-            ->capture_default_str();
-        sub->add_option("--min-cosine", o.criterion.minCosine, "Lowest cosine that agrees")
-            ->type_name("C")
-            ->check(aNumber([](double c) { return c >= -1 && c <= 1; },
-                            "expects a number from -1 to 1"))
-            ->capture_default_str();
-        sub->add_option("--atol,--tolerance", o.criterion.atol,
-                        "max |diff| at most this agrees whatever else\n(--tolerance: the same)")
-            ->type_name("A")
-            ->check(atLeastZero)
-            ->capture_default_str();
-    };
+// activations: every value of one run, and comparisons.
+void addActivations(Commands& c) {
+    Options& o = c.o;
     CLI::App* activations =
-        command("activations", "Every value one run computes, the first NaN, comparisons",
-                kActivationsFooter, "MODEL", aModel);
-    runOptions(activations);
-    jsonFlag(activations);
+        c.command("activations", "Every value one run computes, the first NaN, comparisons",
+                  kActivationsFooter, "MODEL", c.aModel);
+    c.runOptions(activations);
+    c.jsonFlag(activations);
     activations->add_flag("--first-nonfinite", o.firstNonFinite,
                           "Only the first value with a NaN or an Inf, and its inputs");
     activations->add_option("--compare-device", o.compareDevice, "Compare with a run on device D")
@@ -550,16 +418,21 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->add_option("--compare-model", o.compareModel,
                      "Compare with another archive's module outputs")
         ->type_name("B");
-    criterionOptions(activations);
+    c.criterionOptions(activations);
     activations->add_option("--bins", o.bins, "Histogram bins (JSON)")
         ->type_name("N")
         ->transform(aWholeNumber(1))
         ->capture_default_str();
+}
 
-    CLI::App* optimize = command("optimize", "Optimisation passes on a copy: counts, speed, |diff|",
-                                 kOptimizeFooter, "MODEL", "The TorchScript archive");
-    runOptions(optimize);
-    jsonFlag(optimize);
+// optimize: passes on a copy.
+void addOptimize(Commands& c) {
+    Options& o = c.o;
+    CLI::App* optimize =
+        c.command("optimize", "Optimisation passes on a copy: counts, speed, |diff|",
+                  kOptimizeFooter, "MODEL", "The TorchScript archive");
+    c.runOptions(optimize);
+    c.jsonFlag(optimize);
     optimize->add_flag("--freeze", o.freeze, "torch.jit.freeze first");
     optimize->add_flag("--for-inference", o.forInference, "torch.jit.optimize_for_inference");
     optimize->add_option("--pass", o.passes, "A pass (repeatable, applied in order)")
@@ -580,32 +453,42 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->type_name("N")
         ->transform(aWholeNumber(1))
         ->capture_default_str();
+}
 
-    std::string secondFile;
-    CLI::App* diff = command("diff", "Two models compared: modules, tensors, code, graphs",
-                             kDiffFooter, "A", "The first model");
-    diff->add_option("B", secondFile, "The second model")->type_name("")->required();
+// diff: two models' contents.
+void addDiff(Commands& c) {
+    Options& o = c.o;
+    CLI::App* diff = c.command("diff", "Two models compared: modules, tensors, code, graphs",
+                               kDiffFooter, "A", "The first model");
+    diff->add_option("B", c.secondFile, "The second model")->type_name("")->required();
     // A TorchScript archive against its torch.export twin: the outputs on the same inputs too.
-    runOptions(diff);
+    c.runOptions(diff);
     diff->add_option("--iters,--iterations", o.run.iterations,
                      "Timed runs of each (a .pt against a .pt2 with --input)")
         ->capture_default_str();
-    criterionOptions(diff);
-    jsonFlag(diff);
+    c.criterionOptions(diff);
+    c.jsonFlag(diff);
+}
 
-    CLI::App* compare = command("compare",
-                                "Two models run on the same inputs, to the first "
-                                "module output where they differ",
-                                kCompareFooter, "A", "The model compared");
-    compare->add_option("B", secondFile, "The model it is compared with")
+// compare: two models' values on the same inputs.
+void addCompare(Commands& c) {
+    CLI::App* compare = c.command("compare",
+                                  "Two models run on the same inputs, to the first "
+                                  "module output where they differ",
+                                  kCompareFooter, "A", "The model compared");
+    compare->add_option("B", c.secondFile, "The model it is compared with")
         ->type_name("")
         ->required();
-    runOptions(compare);
-    criterionOptions(compare);
-    jsonFlag(compare);
+    c.runOptions(compare);
+    c.criterionOptions(compare);
+    c.jsonFlag(compare);
+}
 
-    CLI::App* warp = command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,
-                             "IMAGE", "The image to warp");
+// warp: an image through my_ops::warp_perspective.
+void addWarp(Commands& c) {
+    Options& o = c.o;
+    CLI::App* warp = c.command("warp", "Warps an image with my_ops::warp_perspective", kWarpFooter,
+                               "IMAGE", "The image to warp");
     warp->add_option("--matrix", o.matrixFile, "The 3x3 homography (JSON, .npy, .xml/.yml)")
         ->type_name("FILE");
     warp->add_option("--matrix-node", o.matrixNode,
@@ -628,11 +511,43 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
         ->check(aNumber([](double) { return true; }, "expects a number"))
         ->capture_default_str();
     warp->add_flag("--inverse", o.inverse, "The matrix maps output pixels to source pixels");
+}
 
+// devices: where runs can go.
+void addDevices(Commands& c) {
     CLI::App* devices =
-        command("devices", "The devices runs can use, and why CUDA is unavailable if it is",
-                kDevicesFooter, nullptr, {});
-    jsonFlag(devices);
+        c.command("devices", "The devices runs can use, and why CUDA is unavailable if it is",
+                  kDevicesFooter, nullptr, {});
+    c.jsonFlag(devices);
+}
+
+} // namespace
+
+// Fills `o` from the arguments. Returns an exit status when there is nothing to run: help or
+// version printed (0), or a usage error reported (2).
+std::optional<int> parseArguments(const std::vector<std::string>& args, Options& o,
+                                  const std::function<void()>& printVersion) {
+    CLI::App app("Inspect, run and warp with exported PyTorch models (TorchScript, torch.export, "
+                 "ExecuTorch).",
+                 kProgram);
+    app.get_formatter()->column_width(34);
+    app.get_formatter()->label("SUBCOMMAND", "COMMAND");
+    app.footer(kTopFooter);
+    app.require_subcommand(1);
+    // Inherited by the commands: the global options work after them too, as they must, since the
+    // supervising parent appends `--in-process --supervised` to the child's arguments.
+    app.fallthrough();
+    // Later occurrences win, as before; repeatable options say take_all().
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+    Commands c{app, o, {}, {}};
+    double memoryLimitMb = 0;
+    CLI::Option* memoryLimit = nullptr;
+    addGlobalOptions(c, memoryLimitMb, memoryLimit, printVersion);
+    for (void (*add)(Commands&) : {addInfo, addTree, addCode, addGraph, addRun, addActivations,
+                                   addOptimize, addDiff, addCompare, addWarp, addDevices}) {
+        add(c);
+    }
 
     if (args.empty()) {
         std::cerr << app.help();
@@ -669,9 +584,9 @@ std::optional<int> parseArguments(const std::vector<std::string>& args, Options&
     }
     o.command = selected();
     if (o.command == "diff" || o.command == "compare") {
-        o.positional = {file, secondFile};
+        o.positional = {c.file, c.secondFile};
     } else if (o.command != "devices") {
-        o.positional = {file};
+        o.positional = {c.file};
     }
     o.memoryLimitGiven = memoryLimit->count() > 0;
     o.memoryLimit = o.memoryLimitGiven ? static_cast<uint64_t>(memoryLimitMb * 1024 * 1024)
