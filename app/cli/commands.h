@@ -4,8 +4,8 @@
 
 #include "options.h"
 
+#include <engine.h>
 #include <model.h>
-#include <session.h>
 #include <stats.h>
 
 #include <nlohmann/json.hpp>

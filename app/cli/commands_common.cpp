@@ -2,13 +2,13 @@
 // dispatch of a parsed command line to its command.
 #include "commands.h"
 
+#include <engine.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
-#include <session.h>
 #include <stats.h>
 #include <task_render.h>
 #include <task_result.h>

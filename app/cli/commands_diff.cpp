@@ -3,8 +3,8 @@
 // (modules, tensors, and on the same inputs the outputs and timings).
 #include "commands.h"
 
+#include <engine.h>
 #include <format.h>
-#include <session.h>
 #include <side_by_side.h>
 #include <text_diff.h>
 

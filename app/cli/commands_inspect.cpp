@@ -1,13 +1,13 @@
 // info, tree, code and graph: what an archive holds, printed as PyTorch prints it or drawn.
 #include "commands.h"
 
+#include <engine.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
-#include <session.h>
 #include <stats.h>
 #include <task_render.h>
 #include <task_result.h>
@@ -210,12 +210,6 @@ int commandInfo(const Options& o) {
         // The verdict before the records that follow it (hundreds of lines for a real model).
         if (!p.damage.empty()) {
             std::cout << "DAMAGED     " << p.damage << "\n";
-        }
-        if (p.kind == FileKind::TorchScript) {
-            std::cout << "Archive     " << p.archiveName << "/\n"
-                      << "Version     " << (p.versionText.empty() ? "(missing)" : p.versionText)
-                      << " (this LibTorch " << libtorchVersion() << " reads up to "
-                      << p.maxSupportedVersion << ")\n";
         }
         std::cout << details.text;
         if (!p.records.empty()) {

@@ -1,13 +1,13 @@
 // activations and optimize: where the numbers go wrong, what passes change.
 #include "commands.h"
 
+#include <engine.h>
 #include <format.h>
 #include <frame_source.h>
 #include <graph_layout.h>
 #include <input_spec.h>
 #include <matrix_io.h>
 #include <process_limits.h>
-#include <session.h>
 #include <stats.h>
 #include <task_render.h>
 #include <task_result.h>

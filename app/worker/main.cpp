@@ -5,10 +5,10 @@
 //   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include "worker.h"
 
+#include <engine.h>
 #include <process_limits.h>
 #include <protocol.h>
 #include <sandbox.h>
-#include <session.h>
 
 #include <QCborArray>
 #include <QCoreApplication>

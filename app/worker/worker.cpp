@@ -1,7 +1,7 @@
 // The worker's requests, each answered with a value or an error (worker.h).
 #include "worker.h"
 
-#include <session.h>
+#include <engine.h>
 #include <side_by_side.h>
 
 #include <QCborArray>

@@ -3,6 +3,7 @@
 // program goes to the interpreter instead (test_interpreter).
 #include "test_support.h"
 
+#include <exported_runner.h>
 #include <input_spec.h>
 #include <session.h>
 
@@ -47,7 +48,7 @@ void compareWithPython(const RunResult& result, const std::string& name) {
 }
 
 bool haveCompiledFixtures() {
-    return CompiledModel::supported() && std::string(SCRIPTSCOPE_EXPORTED_DIR).size() > 0 &&
+    return ExportedRunner::supported() && std::string(SCRIPTSCOPE_EXPORTED_DIR).size() > 0 &&
            QFileInfo::exists(QString::fromStdString(built("resnet18_aoti.pt2")));
 }
 
@@ -63,7 +64,7 @@ private Q_SLOTS:
         const ExportedProgram program = openProgram(
             std::string(SCRIPTSCOPE_SOURCE_DIR) + "/tests/fixtures/saved_by/exported/my_cell.pt2");
         QVERIFY(!program.compiled());
-        CompiledModel compiled;
+        ExportedRunner compiled;
         RunRequest request;
         request.inputs = {parseInputSpec("random:3x4").value(),
                           parseInputSpec("random:3x4").value()};
@@ -86,7 +87,7 @@ private Q_SLOTS:
                  QStringLiteral("cpu"));
         QVERIFY(program.info().findModule("layer4.1.conv2"));
         QVERIFY(program.graph("", "forward"));
-        CompiledModel compiled;
+        ExportedRunner compiled;
         RunRequest request;
         request.inputsFile = built("resnet18_aoti.inputs.pt");
         request.iterations = 20;
@@ -193,7 +194,7 @@ private Q_SLOTS:
         }
         const ExportedProgram program = openProgram(built("resnet18_aoti.pt2"));
         QVERIFY(program.info().modules[0].methods[0].sampleInputs);
-        CompiledModel compiled;
+        ExportedRunner compiled;
         RunRequest request;
         request.valuesLimit = 100;
         const auto all = runExported(program, compiled, request);
@@ -225,7 +226,7 @@ private Q_SLOTS:
         // A compiled model alone keeps none: the error says to give the inputs.
         const ExportedProgram alone = openProgram(built("cell_aoti.pt2"));
         QVERIFY(!alone.info().modules[0].methods[0].sampleInputs);
-        CompiledModel aloneCompiled;
+        ExportedRunner aloneCompiled;
         const auto none = runExported(alone, aloneCompiled, RunRequest{});
         QVERIFY(!none);
         QVERIFY2(none.error().message.find("keeps no sample inputs") != std::string::npos,
@@ -251,7 +252,7 @@ private Q_SLOTS:
         const auto graph = program.graph("", "forward");
         QVERIFY(!graph);
         QVERIFY(graph.error().message.find("no graph") != std::string::npos);
-        CompiledModel compiled;
+        ExportedRunner compiled;
         RunRequest request;
         request.inputsFile = built("cell_aoti.inputs.pt");
         request.valuesLimit = 100;

@@ -56,7 +56,7 @@ public:
     quint64 run(const RunRequest& request);
     // Statistics of a module's parameters and buffers (they read every value, so only on request).
     quint64 statistics(const QString& modulePath);
-    // Every value one run computes (session.h Session::activations).
+    // Every value one run computes (a Model's activations, model.h).
     quint64 activations(const ActivationRequest& request);
     // Passes on a copy of the model. The worker may write only into scratchPath(): give savePath
     // there and move the file.

@@ -541,4 +541,15 @@ ProbeResult probeArchive(const std::string& path, const ProbeEnvironment& enviro
     return result;
 }
 
+Error unopenedError(const ProbeResult& probe) {
+    switch (probe.kind) {
+    case FileKind::Missing:
+    case FileKind::Directory:
+    case FileKind::Unreadable:
+        return Error{ErrorKind::File, "'" + probe.path + "': " + probe.summary};
+    default:
+        return Error{ErrorKind::Format, "'" + probe.path + "' is " + probe.summary};
+    }
+}
+
 } // namespace scriptscope

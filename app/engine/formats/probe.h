@@ -2,6 +2,7 @@
 // anything and without LibTorch (the engine gives what only LibTorch knows).
 #pragma once
 
+#include "error.h"
 #include "model_info.h"
 
 #include <cstdint>
@@ -17,5 +18,9 @@ struct ProbeEnvironment {
 };
 
 ProbeResult probeArchive(const std::string& path, const ProbeEnvironment& environment);
+
+// Why no format opens a file the probe found to be `probe.kind`: it is missing (ErrorKind::File),
+// or it is something else (ErrorKind::Format), the probe's summary saying what and what to do.
+Error unopenedError(const ProbeResult& probe);
 
 } // namespace scriptscope

@@ -1,15 +1,24 @@
-// The devices a run can use (session_internal.h, session.h): the CPU, and the CUDA devices this
-// LibTorch can reach, with the reason in words when it can reach none.
-#include "session_internal.h"
+// The engine-wide calls (engine.h): probing a file, whether an operator is registered, the
+// versions built in, and the devices a run can use: the CPU, and the CUDA devices this LibTorch
+// can reach, with the reason in words when it can reach none.
+#include "engine.h"
+#include "engine_internal.h"
+#include "probe.h"
+
+#include <warp_perspective.h>
 
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
 #include <pte_runtime.h>
 #endif
 
+#include <caffe2/serialize/versions.h>
+#include <torch/csrc/jit/runtime/operator.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <opencv2/core/version.hpp>
+
+#include <glob.h>
 
 // Set by CMake when the LibTorch found was built with CUDA (CPU builds install these headers too,
 // without the library behind them).
@@ -148,5 +157,54 @@ std::vector<DeviceInfo> listDevices() {
     }
     return devices;
 }
+
+int64_t maxSupportedFileFormatVersion() {
+    return static_cast<int64_t>(caffe2::serialize::kMaxSupportedFileFormatVersion);
+}
+
+bool isOperatorRegistered(const std::string& qualifiedName) {
+    if (qualifiedName.find("::") == std::string::npos) {
+        return false;
+    }
+    try {
+        my_ops::ensureRegistered();
+        return !torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(qualifiedName)).empty();
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+std::string libtorchVersion() {
+    return TORCH_VERSION;
+}
+
+ProbeResult probeArchive(const std::string& path) {
+    ProbeEnvironment environment;
+    environment.maxSupportedVersion = maxSupportedFileFormatVersion();
+    environment.isRegistered = isOperatorRegistered;
+    return probeArchive(path, environment);
+}
+
+namespace detail {
+
+// The library on this machine that defines operators people commonly need: torchvision's _C
+// (_C_stable from 0.29) for torchvision::*, from the torchvision that matches this LibTorch
+// (python3-torchvision for Debian's; the one beside SCRIPTSCOPE_PYTHON's torch otherwise: CMake
+// says where). Empty when none is known or installed.
+std::string knownOperatorLibrary(const std::string& operatorName) {
+    if (operatorName.rfind("torchvision::", 0) != 0) {
+        return {};
+    }
+    std::string library;
+    glob_t found{};
+    if (::glob(SCRIPTSCOPE_TORCHVISION_DIR "/_C*.so", 0, nullptr, &found) == 0 &&
+        found.gl_pathc > 0) {
+        library = found.gl_pathv[0];
+    }
+    ::globfree(&found);
+    return library;
+}
+
+} // namespace detail
 
 } // namespace scriptscope

@@ -1,8 +1,10 @@
-// Internal to the engine's session files (includes LibTorch): the loaded model behind Session, and
-// what Session::run shares with the activation inspector and the pass explorer.
+// Internal to the engine's LibTorch files, whatever their format (includes LibTorch): devices,
+// timing, prepared runs, operator profiles, and the values one model's run keeps for another's.
 #pragma once
 
-#include "session.h"
+#include "engine.h"
+#include "numerics_types.h"
+#include "run_types.h"
 
 #include <torch/script.h>
 
@@ -15,25 +17,6 @@
 #include <vector>
 
 namespace scriptscope {
-
-struct Session::Impl {
-    Expected<torch::jit::Method> method(const std::string& modulePath,
-                                        const std::string& name) const;
-    // The method's graph with every call inlined (Python's inlined_graph) and its text, made once
-    // per function and kept: a 48-layer encoder's takes 0.6 s to inline and 0.2 s to print, and
-    // the model's text, its diagram and the diagram again (a reload of the view) all read them.
-    // Not to be changed: copy the graph to change it.
-    struct Inlined {
-        std::shared_ptr<torch::jit::Graph> graph;
-        std::string text;
-    };
-    const Inlined& inlined(const torch::jit::Method& method) const;
-
-    std::optional<torch::jit::Module> module;
-    mutable std::map<const torch::jit::Function*, Inlined> inlinedGraphs;
-    torch::Device device{torch::kCPU};
-    std::string path;
-};
 
 // One operator's output inside a module: its operator (as Site::op has it), the value and the
 // node that made it.
@@ -78,22 +61,6 @@ namespace detail {
 
 Expected<torch::Device> parseDevice(const std::string& text);
 std::string cudaDeviceName(int64_t index, uint64_t* memory);
-Expected<torch::jit::Method> findMethod(const torch::jit::Module& module, const std::string& path,
-                                        const std::string& name);
-
-// Python's method.code.
-std::string methodCode(const torch::jit::Method& method);
-
-// A run's arguments built from the request (files, specs), checked against the method's schema,
-// on the request's device; the model moved there too.
-struct PreparedRun {
-    torch::Device device{torch::kCPU};
-    std::vector<c10::IValue> inputs;
-    std::vector<std::string> descriptions;
-};
-Expected<PreparedRun> prepareRun(torch::jit::Module& module, torch::Device& modelDevice,
-                                 const torch::jit::Method& method, const RunRequest& request);
-
 // The library on this machine known to define an operator (torchvision's _C for torchvision::*),
 // or empty.
 std::string knownOperatorLibrary(const std::string& operatorName);
@@ -110,19 +77,6 @@ RunProfile profileOperators(const std::function<void()>& call, int cudaDevice);
 // The module the calls made now belong to, for code that is not TorchScript's (the exported
 // program's interpreter sets each node's module path); nullptr: TorchScript's module hierarchy.
 void setProfileScope(const std::string* modulePath);
-
-// packed_weights.cpp: the tensors inside a quantized module's packed parameters
-// (LinearPackedParams, Conv2dPackedParams...), each with the attribute that holds it.
-struct PackedTensor {
-    std::string name; // "weight", "bias", as PyTorch's module names them
-    torch::Tensor tensor;
-};
-std::vector<std::pair<std::string, PackedTensor>> packedTensors(const torch::jit::Module& module);
-
-// x against y (moved to x's device): nullopt when they are equal (NaN equals NaN), else how they
-// differ (shape, dtype, or values: how many and by how much at most).
-std::optional<TensorChange> compareTensors(const std::string& name, bool buffer,
-                                           const at::Tensor& x, const at::Tensor& y);
 
 } // namespace detail
 } // namespace scriptscope

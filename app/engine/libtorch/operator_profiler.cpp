@@ -1,6 +1,6 @@
-// The per-operator profile of one run (session_internal.h): RecordFunction callbacks on this
+// The per-operator profile of one run (engine_internal.h): RecordFunction callbacks on this
 // thread time every operator call, by operator and by the module that made the call.
-#include "session_internal.h"
+#include "engine_internal.h"
 
 #include <ATen/record_function.h>
 #include <torch/csrc/jit/runtime/interpreter.h>

@@ -1,9 +1,10 @@
-// Internal to the engine's session files (includes LibTorch): the bytes a run holds, value by
+// Internal to the engine's LibTorch files (includes LibTorch): the bytes a run holds, value by
 // value. An exported program's interpreter knows each value's last reader; a TorchScript run's
 // values are followed until its interpreter lets them go (MemoryWatch).
 #pragma once
 
-#include "session.h"
+#include "engine.h"
+#include "numerics_types.h"
 
 #include <ATen/ATen.h>
 

@@ -1,9 +1,9 @@
 #include "torch_values.h"
 
+#include "engine.h"
 #include "format.h"
 #include "matrix_io.h"
 #include "pickle_value.h"
-#include "session.h"
 #include "zip_reader.h"
 
 #include <warp_perspective.h>

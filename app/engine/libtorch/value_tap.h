@@ -1,12 +1,12 @@
-// Internal to the engine's session files (includes LibTorch): the value tap that sees every value
-// one run computes (an operator after every node of a copy of the inlined graph), shared by the
-// activation inspector (numerics.cpp), the pass explorer (optimize.cpp) and the archive comparison.
+// Internal to the engine's LibTorch files (includes LibTorch): the value tap's records of every
+// value one run computes, whatever runs it (a TorchScript graph's taps, graph_tap.h; the .pt2
+// interpreter's nodes; a .pte's outputs), shared by the activation inspector, the pass explorer
+// and the comparison of two models.
 #pragma once
 
+#include "engine_internal.h"
 #include "graph_model.h"
 #include "run_memory.h"
-#include "session.h"
-#include "session_internal.h"
 
 #include <torch/script.h>
 
@@ -123,26 +123,7 @@ bool compareWithModuleCall(TapRun& run, size_t site, const at::Tensor& tensor, b
 // A float32, contiguous CPU copy of a tensor (a quantized one dequantized).
 at::Tensor floatCopy(const at::Tensor& t);
 
-// The method's inlined graph with a tap after every tensor a node computes, and what each tap
-// watches, with the GraphModel the records refer to.
-struct Instrumented {
-    std::shared_ptr<torch::jit::Graph> graph;
-    std::optional<c10::FunctionSchema> schema; // the method's, for its arguments' defaults
-    GraphModel model;
-    std::vector<Site> sites;
-    std::vector<std::vector<std::string>> siteModules; // per site: modules it is the output of
-    int inputSites = 0;
-};
-
-// The tapped copy of a method: instrument() builds it, runInstrumented() runs it once.
-Instrumented instrument(const torch::jit::Module& module, const torch::jit::Method& method);
-// Runs the instrumented graph once through the interpreter (no graph executor, so no optimisation
-// moves or removes anything), the taps reporting to `run`.
-c10::IValue runInstrumented(const Instrumented& instrumented, const torch::jit::Module& module,
-                            const std::vector<c10::IValue>& inputs, TapRun& run,
-                            const torch::Device& device);
-
-// numerics.cpp, shared by every model's activations:
+// value_compare.cpp, shared by every model's activations:
 // A dict of module paths to tensors (torch.save in Python), for comparing with.
 Expected<std::map<std::string, at::Tensor>> referenceTensors(const std::string& path);
 // The references each site compares with before the run: where no module output of `reference`

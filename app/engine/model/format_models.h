@@ -1,5 +1,6 @@
-// The formats the registry (registry.cpp) knows, each an implementation of Model in a file of its
-// own here. Only the registry includes this header.
+// The formats the registry (registry.cpp) knows, each an implementation of Model in its format's
+// folder (app/engine/formats/<format>/<format>_model.cpp). Only the registry and those files
+// include this header.
 #pragma once
 
 #include "model.h"
@@ -7,6 +8,7 @@
 #include <etrecord_reader.h>
 #include <executorch_program.h>
 #include <exported_program.h>
+#include <exported_runner.h>
 #include <session.h>
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
 #include <pte_session.h>
@@ -26,6 +28,9 @@ public:
     // What keeps the archive from loading here (its version, damage, an operator not
     // registered), found by the probe alone.
     static Status openable(const ProbeResult& probe);
+    // What `info` says beyond the probe's records: the archive's folder and its serialization
+    // version against what this LibTorch reads.
+    static FileDetails details(const ProbeResult& probe);
 
     const ModelInfo& info() const override { return info_; }
     Expected<std::string> code(const std::string& modulePath,
@@ -76,7 +81,7 @@ private:
 
     ExportedProgram program_;
     ModelInfo info_;
-    CompiledModel compiled_; // opened on the first run
+    ExportedRunner runner_; // opened on the first run
 };
 
 // An ExecuTorch program (.pte), read without ExecuTorch, run by ExecuTorch's runtime where the

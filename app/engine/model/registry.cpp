@@ -1,10 +1,12 @@
 // The registry of formats: the one place that knows which formats exist. Each row names the
 // probe's kind a format claims, how it is opened, and what keeps a file of it from opening here.
-// A new format is a Model implementation in its own file here (formats.h) and one row below.
+// A new format is a folder of its own, app/engine/formats/<format>/ (its Model declared in
+// format_models.h), and one row below (docs/ARCHITECTURE.md, "Formats").
 #include "exported_details.h"
-#include "formats.h"
+#include "format_models.h"
 
 #include <input_spec.h>
+#include <probe.h>
 #include <scratch_file.h>
 
 #include <algorithm>
@@ -25,7 +27,7 @@ struct Format {
 
 const Format kFormats[] = {
     {FileKind::TorchScript, &formats::TorchScriptModel::open, &formats::TorchScriptModel::openable,
-     nullptr},
+     &formats::TorchScriptModel::details},
     {FileKind::ExportedProgram,
      [](const std::string& path, ProbeResult probe, const OpenOptions&) {
          return formats::ExportedModel::open(path, std::move(probe));
@@ -45,19 +47,6 @@ const Format* formatOf(const ProbeResult& probe) {
         }
     }
     return nullptr;
-}
-
-// Why no format opens the file: it is missing, or it is something else (the probe's summary says
-// what, and what to do with it).
-Error unopened(const ProbeResult& probe) {
-    switch (probe.kind) {
-    case FileKind::Missing:
-    case FileKind::Directory:
-    case FileKind::Unreadable:
-        return Error{ErrorKind::File, "'" + probe.path + "': " + probe.summary};
-    default:
-        return Error{ErrorKind::Format, "'" + probe.path + "' is " + probe.summary};
-    }
 }
 
 } // namespace
@@ -102,14 +91,14 @@ Expected<std::unique_ptr<Model>> openModel(const std::string& path, const OpenOp
     ProbeResult probe = probeArchive(path);
     const Format* format = formatOf(probe);
     if (!format) {
-        return unopened(probe);
+        return unopenedError(probe);
     }
     return format->open(path, std::move(probe), options);
 }
 
 Status openable(const ProbeResult& probe) {
     const Format* format = formatOf(probe);
-    return format ? format->openable(probe) : Status(unopened(probe));
+    return format ? format->openable(probe) : Status(unopenedError(probe));
 }
 
 FileDetails fileDetails(const ProbeResult& probe) {

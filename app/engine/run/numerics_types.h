@@ -21,7 +21,7 @@ namespace scriptscope {
 
 // The last value each module returned in one run of a model (what a forward hook keeps), held in
 // the engine for another model's run to be compared with, module output by module output. Opaque
-// here: its tensors are LibTorch's (session_internal.h defines it).
+// here: its tensors are LibTorch's (engine_internal.h defines it).
 struct ModuleValues;
 
 struct ActivationRequest {

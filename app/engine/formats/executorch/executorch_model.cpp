@@ -1,6 +1,6 @@
 // ExecuTorch programs (.pte) as a Model: ExecuTorchProgram (executorch/) reads, shows and draws
 // them without ExecuTorch; where the build links ExecuTorch's runtime, PteSession runs them.
-#include "formats.h"
+#include "format_models.h"
 
 #include <algorithm>
 #include <map>

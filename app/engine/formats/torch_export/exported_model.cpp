@@ -1,7 +1,7 @@
-// torch.export archives (.pt2) as a Model: ExportedProgram (exported/) reads and draws them
+// torch.export archives (.pt2) as a Model: ExportedProgram (reader/) reads and draws them
 // without LibTorch; an AOTInductor package's compiled model runs them, and a plain program's graph
-// is interpreted (CompiledModel, session/).
-#include "formats.h"
+// is interpreted (ExportedRunner, libtorch/exported_runner.h).
+#include "format_models.h"
 
 namespace scriptscope::formats {
 
@@ -14,7 +14,7 @@ std::map<Capability, std::string> lackingOf(const ExportedProgram& program) {
     std::map<Capability, std::string> lacking;
     // A compiled model runs where LibTorch has AOTInductor's loader; a program runs everywhere,
     // through the interpreter of its graph.
-    if (program.compiled() && !CompiledModel::supported()) {
+    if (program.compiled() && !ExportedRunner::supported()) {
         lacking[Capability::Run] = "this build's LibTorch " + libtorchVersion() +
                                    " has no AOTInductor package loader (PyTorch 2.6 and later)";
     }
@@ -94,14 +94,14 @@ Expected<RunResult> ExportedModel::run(const RunRequest& request) {
     if (!info_.lacks(Capability::Run).empty()) {
         return lackingError(Capability::Run);
     }
-    return runExported(program_, compiled_, request);
+    return runExported(program_, runner_, request);
 }
 
 Status ExportedModel::observable() {
     if (!info_.lacks(Capability::Activations).empty()) {
         return lackingError(Capability::Activations);
     }
-    return openExported(program_, compiled_);
+    return openExported(program_, runner_);
 }
 
 Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& request) {
@@ -109,7 +109,7 @@ Expected<ActivationReport> ExportedModel::activations(const ActivationRequest& r
         return *error;
     }
     return withReference(*this, request,
-                         [this](const ActivationRequest& r) { return compiled_.activations(r); });
+                         [this](const ActivationRequest& r) { return runner_.activations(r); });
 }
 
 Expected<std::shared_ptr<const ModuleValues>>
@@ -117,17 +117,17 @@ ExportedModel::moduleOutputs(const RunRequest& request) {
     if (auto error = observable()) {
         return *error;
     }
-    return compiled_.moduleOutputs(request);
+    return runner_.moduleOutputs(request);
 }
 
 Status ExportedModel::saveSampleInputs(const std::string& path) {
     if (!program_.hasProgram() || !program_.program().sampleInputs) {
         return Model::saveSampleInputs(path);
     }
-    if (auto error = openExported(program_, compiled_)) {
+    if (auto error = openExported(program_, runner_)) {
         return error;
     }
-    return compiled_.saveSampleInputs(path);
+    return runner_.saveSampleInputs(path);
 }
 
 } // namespace scriptscope::formats

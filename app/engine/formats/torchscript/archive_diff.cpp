@@ -1,5 +1,6 @@
 // Two archives compared: their module trees, parameters and buffers, attributes, code and extra
 // files, and (with inputs) their outputs and every module's output.
+#include "exported_program.h"
 #include "session.h"
 #include "session_internal.h"
 #include "text_diff.h"

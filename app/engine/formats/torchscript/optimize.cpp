@@ -1,6 +1,7 @@
 // Optimisation passes on a copy of the model (freezing, folding, fusing, optimize_for_inference):
 // what each changed, the copy timed and compared with the original, output by output and module by
 // module, and the copy saved only once it loads and runs.
+#include "graph_tap.h"
 #include "session.h"
 #include "session_internal.h"
 #include "stats.h"

@@ -10,7 +10,6 @@
 #include <warp_perspective.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <caffe2/serialize/versions.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/operator.h>
@@ -23,60 +22,10 @@
 #include <chrono>
 #include <dlfcn.h>
 #include <fstream>
-#include <glob.h>
 #include <map>
 #include <unordered_map>
 
 namespace scriptscope {
-
-int64_t maxSupportedFileFormatVersion() {
-    return static_cast<int64_t>(caffe2::serialize::kMaxSupportedFileFormatVersion);
-}
-
-bool isOperatorRegistered(const std::string& qualifiedName) {
-    if (qualifiedName.find("::") == std::string::npos) {
-        return false;
-    }
-    try {
-        my_ops::ensureRegistered();
-        return !torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(qualifiedName)).empty();
-    } catch (const std::exception&) {
-        return false;
-    }
-}
-
-std::string libtorchVersion() {
-    return TORCH_VERSION;
-}
-
-ProbeResult probeArchive(const std::string& path) {
-    ProbeEnvironment environment;
-    environment.maxSupportedVersion = maxSupportedFileFormatVersion();
-    environment.isRegistered = isOperatorRegistered;
-    return probeArchive(path, environment);
-}
-
-namespace detail {
-
-// The library on this machine that defines operators people commonly need: torchvision's _C
-// (_C_stable from 0.29) for torchvision::*, from the torchvision that matches this LibTorch
-// (python3-torchvision for Debian's; the one beside SCRIPTSCOPE_PYTHON's torch otherwise: CMake
-// says where). Empty when none is known or installed.
-std::string knownOperatorLibrary(const std::string& operatorName) {
-    if (operatorName.rfind("torchvision::", 0) != 0) {
-        return {};
-    }
-    std::string library;
-    glob_t found{};
-    if (::glob(SCRIPTSCOPE_TORCHVISION_DIR "/_C*.so", 0, nullptr, &found) == 0 &&
-        found.gl_pathc > 0) {
-        library = found.gl_pathv[0];
-    }
-    ::globfree(&found);
-    return library;
-}
-
-} // namespace detail
 
 namespace {
 
@@ -459,15 +408,8 @@ Expected<ModelInfo> Session::load(const std::string& path, ProbeResult probeResu
     info.torchVersion = libtorchVersion();
     info.probe = std::move(probeResult);
     const ProbeResult& probe = info.probe;
-    switch (probe.kind) {
-    case FileKind::TorchScript:
-        break;
-    case FileKind::Missing:
-    case FileKind::Directory:
-    case FileKind::Unreadable:
-        return Error{ErrorKind::File, "'" + path + "': " + probe.summary};
-    default:
-        return Error{ErrorKind::Format, "'" + path + "' is " + probe.summary};
+    if (probe.kind != FileKind::TorchScript) {
+        return unopenedError(probe);
     }
     if (probe.version > probe.maxSupportedVersion) {
         return Error{ErrorKind::Version,

@@ -1,16 +1,15 @@
-// The ScriptScope engine: everything below the GUI, without Qt. LibTorch stays behind this header
-// (pImpl), so code that includes it compiles fast.
+// A TorchScript archive (torch.jit.save) loaded by LibTorch: the Session that inspects and runs it.
+// LibTorch stays behind this header (pImpl). What the engine does for every format is engine.h.
 #pragma once
 
+#include "engine.h"
 #include "error.h"
-#include "exported_program.h"
 #include "format.h"
 #include "graph_model.h"
 #include "model_info.h"
 #include "numerics_types.h"
 #include "run_types.h"
 
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,21 +18,7 @@
 
 namespace scriptscope {
 
-// Reads a file's structure without executing anything: what kind of file it is, its records, its
-// serialization version, extra files and the operators its code calls (and whether each is
-// registered in this process now).
-ProbeResult probeArchive(const std::string& path);
-
-// True when the operator ("ns::name") has a registered implementation in this process.
-bool isOperatorRegistered(const std::string& qualifiedName);
-
-std::string libtorchVersion();
-
-// What this program was built with and what it finds: "LibTorch 2.14.1", whether CUDA is compiled
-// in and usable (or why not), "OpenCV 4.6.0". For --version, the About dialog and bug reports.
-std::vector<std::string> buildDescription();
-
-std::vector<DeviceInfo> listDevices();
+class ExportedProgram;
 
 struct LoadOptions {
     std::string device = "cpu"; // where parameters are mapped while loading
@@ -103,79 +88,5 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
-
-// What runs a .pt2, with the same inputs, timing and results as a TorchScript method: the model
-// AOTInductor compiled into it (torch._inductor.aoti_compile_and_package), through LibTorch's
-// AOTIModelPackageLoader (LibTorch 2.6 and later; in other builds open() says why not), or, for a
-// plain exported program, ScriptScope's interpreter of its graph (both builds). Loading a compiled
-// model runs the code it holds: only the worker and the CLI's engine process do.
-class CompiledModel {
-public:
-    CompiledModel();
-    ~CompiledModel();
-    CompiledModel(const CompiledModel&) = delete;
-    CompiledModel& operator=(const CompiledModel&) = delete;
-
-    static bool supported();
-    // The package's model `name`, compiled for `device` ("cpu", "cuda"): its metadata's
-    // AOTI_DEVICE_KEY.
-    Status open(const std::string& path, const std::string& name, const std::string& device);
-    bool opened() const;
-    // No compiled model: the program's graph is interpreted (exported_interpreter.h) on whatever
-    // device a run asks for.
-    void interpret(const ExportedProgram& program);
-    bool interprets() const;
-    double loadMilliseconds() const;
-    // What the compiled code assumes of its inputs: it does not check them itself, and a tensor of
-    // another shape would be read out of bounds. Checked before every run.
-    struct ExpectedInput {
-        std::string name;  // "x"
-        std::string dtype; // "float32"; "" when unknown (then only the count is checked)
-        std::vector<std::string> sizes;                            // "224", or a symbol ("s77")
-        std::map<std::string, std::pair<int64_t, int64_t>> ranges; // symbol -> [min, max]
-    };
-    void expectInputs(std::vector<ExpectedInput> inputs);
-    // The archive's example inputs (a torch.save of (args, kwargs) at `record` in the .pt2 at
-    // `path`), read on first use: a run with no inputs takes them all, a `sample` spec one
-    // argument of them.
-    void sampleInputsFrom(const std::string& path, const std::string& record);
-    // Writes the sample inputs' positional arguments as one torch.save tuple (a file a TorchScript
-    // twin's run takes as its inputs).
-    Status saveSampleInputs(const std::string& path);
-    // request.method must be forward; inputs are tensors (specs, images, a file, the samples).
-    Expected<RunResult> run(const RunRequest& request);
-    // Every value of one run, and the module outputs another model is compared with: a plain
-    // program's, through the interpreter (compiled code runs as one call and shows none).
-    Expected<ActivationReport> activations(const ActivationRequest& request);
-    Expected<std::shared_ptr<const ModuleValues>> moduleOutputs(const RunRequest& request);
-
-private:
-    struct Impl;
-    std::unique_ptr<Impl> impl_;
-};
-
-// A run of a .pt2: its compiled model (opened into `compiled` on first use, on the device it was
-// compiled for), else its program's graph, interpreted on the run's device.
-Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
-                                const RunRequest& request);
-// Opens the .pt2's compiled model (or its program, to interpret) into `compiled` (once), with what
-// it expects of its inputs and where its sample inputs are.
-Status openExported(const ExportedProgram& program, CompiledModel& compiled);
-
-// Warps an image file with my_ops::warp_perspective and writes the result.
-struct WarpFileRequest {
-    std::string input;
-    std::string output;
-    std::vector<double> matrix; // 9 values, row-major, source -> output pixels
-    // Or: where the image's corners (TL, TR, BR, BL) go, x0,y0,...,x3,y3.
-    std::optional<std::array<double, 8>> corners;
-    int width = 0; // 0: the input's size
-    int height = 0;
-    std::string interpolation = "linear";
-    std::string border = "constant";
-    double borderValue = 0;
-    bool inverse = false;
-};
-Status warpImageFile(const WarpFileRequest& request);
 
 } // namespace scriptscope

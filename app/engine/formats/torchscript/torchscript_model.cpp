@@ -1,5 +1,5 @@
-// TorchScript archives as a Model: the Session (session/) behind the interface.
-#include "formats.h"
+// TorchScript archives as a Model: the Session (session.h) behind the interface.
+#include "format_models.h"
 
 #include <algorithm>
 
@@ -39,6 +39,15 @@ Status TorchScriptModel::openable(const ProbeResult& p) {
         return Error{ErrorKind::MissingOperator, missing->name + " is not registered"};
     }
     return std::nullopt;
+}
+
+FileDetails TorchScriptModel::details(const ProbeResult& p) {
+    FileDetails details;
+    details.text = "Archive     " + p.archiveName + "/\n" + "Version     " +
+                   (p.versionText.empty() ? std::string("(missing)") : p.versionText) +
+                   " (this LibTorch " + libtorchVersion() + " reads up to " +
+                   std::to_string(p.maxSupportedVersion) + ")\n";
+    return details;
 }
 
 Expected<std::string> TorchScriptModel::code(const std::string& modulePath,

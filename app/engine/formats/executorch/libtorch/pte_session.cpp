@@ -2,7 +2,8 @@
 // runtime (pte_runtime.h, a target of its own) runs the program. Tensors cross as plain memory.
 #include "pte_session.h"
 
-#include "session_internal.h"
+#include "engine_internal.h"
+#include "format.h"
 #include "torch_values.h"
 #include "value_tap.h"
 

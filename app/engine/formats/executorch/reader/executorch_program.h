@@ -1,5 +1,5 @@
 // An ExecuTorch program (.pte) as the views see a model: ModelInfo, each method's text and its
-// GraphModel, read by the torch-free reader (archive/pte_reader.h) without running anything.
+// GraphModel, read by the torch-free reader (pte_reader.h) without running anything.
 //
 // The tree is the program with its methods (execution plans) as children, and each method's
 // delegates as theirs. A method's code is its instructions written as calls

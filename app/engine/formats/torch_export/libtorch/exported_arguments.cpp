@@ -1,8 +1,8 @@
 // How the values a serialized graph gives fit the operators' schemas: the serializer's codes for
 // dtypes, layouts and memory formats as c10's, the kinds of values by name, which kinds a schema
 // type takes, and numbers passed where tensors are taken. Shared by the program's builder.
+#include "engine_internal.h"
 #include "exported_steps.h"
-#include "session_internal.h"
 
 #include <cstdio>
 #include <map>

@@ -1,8 +1,8 @@
 // An exported program's graph resolved into steps before anything runs: each node's operator
 // found by its schema and its arguments put in schema order (defaults filled in, each checked for
 // its type), the SymInt arithmetic, getitem, and torch.cond's branches as programs of their own.
+#include "engine_internal.h"
 #include "exported_steps.h"
-#include "session_internal.h"
 
 #include <pt2_values.h>
 

@@ -10,8 +10,8 @@
 //       _<arg>_base_index, then _<arg>_alias, _<arg>_size/_stride/_storage_offset (as_strided) or
 //       _<arg>_slice_dim/_start/_end; a list argument has _<arg>_length and _<arg>_<i>_... per
 //       element.
+#include "engine_internal.h"
 #include "exported_steps.h"
-#include "session_internal.h"
 
 #include <map>
 #include <set>

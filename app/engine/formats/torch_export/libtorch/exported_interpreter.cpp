@@ -1,8 +1,8 @@
 // An exported program run: prepare() checks its graph, resolves it into steps
 // (exported_builder.cpp) and reads its weights (exported_weights.cpp); run() moves values between
 // slots and the dispatcher.
+#include "engine_internal.h"
 #include "exported_steps.h"
-#include "session_internal.h"
 #include "torch_values.h"
 
 #include <graph_check.h>

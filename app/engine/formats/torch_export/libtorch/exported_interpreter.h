@@ -4,7 +4,7 @@
 // any of them by schema.
 //
 // prepare() checks the whole graph before anything runs, and refuses, each with its reason: what
-// checkExportedGraph (exported/graph_check.h, torch-free and fuzzed) refuses; a target no loaded
+// checkExportedGraph (reader/graph_check.h, torch-free and fuzzed) refuses; a target no loaded
 // library registers (naming it, and the library on this machine that has it); arguments that do
 // not fit the operator's schema, or returns that do not match it; what the interpreter does not
 // run (custom objects, higher-order operators other than cond). Then it reads

@@ -2,9 +2,10 @@
 // the same recorder the TorchScript tap reports to (value_tap.h), so a .pt2 has activations, the
 // first NaN or Inf, and comparisons with values saved from Python or with another model's module
 // outputs, as a TorchScript archive has.
+#include "engine_internal.h"
 #include "exported_interpreter.h"
+#include "format.h"
 #include "run_memory.h"
-#include "session_internal.h"
 #include "torch_values.h"
 #include "value_tap.h"
 

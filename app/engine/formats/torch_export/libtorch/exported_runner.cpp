@@ -1,7 +1,7 @@
-// AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (session.h).
+// AOTInductor packages run through torch::inductor::AOTIModelPackageLoader (exported_runner.h).
+#include "exported_runner.h"
+#include "engine_internal.h"
 #include "exported_interpreter.h"
-#include "session.h"
-#include "session_internal.h"
 #include "torch_values.h"
 
 #include <scratch_file.h>
@@ -29,14 +29,14 @@ namespace scriptscope {
 // A .pt2's example inputs are read whole; larger ones are refused.
 constexpr uint64_t kMaxSampleInputBytes = uint64_t{1} << 30;
 
-struct CompiledModel::Impl {
+struct ExportedRunner::Impl {
 #ifdef SCRIPTSCOPE_HAS_AOTI
     std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
 #endif
     std::string path;
     std::string deviceType; // what it was compiled for
     double loadMs = 0;
-    std::optional<std::vector<CompiledModel::ExpectedInput>> expected;
+    std::optional<std::vector<ExportedRunner::ExpectedInput>> expected;
     std::string samplesPath, samplesRecord;          // where the example inputs are
     std::optional<std::vector<c10::IValue>> samples; // its arguments, then its kwargs' values
     size_t sampleArguments = 0;                      // how many of them are positional
@@ -101,7 +101,7 @@ std::string shapeText(const at::Tensor& t) {
     return (text.empty() ? std::string("scalar") : text) + " " + detail::dtypeName(t.scalar_type());
 }
 
-std::string expectedText(const CompiledModel::ExpectedInput& input) {
+std::string expectedText(const ExportedRunner::ExpectedInput& input) {
     std::string sizes;
     for (size_t i = 0; i < input.sizes.size(); ++i) {
         sizes += (i ? ", " : "") + input.sizes[i];
@@ -122,7 +122,7 @@ std::string expectedText(const CompiledModel::ExpectedInput& input) {
 // The inputs against what the compiled code was made for: count, dtype, rank, every static size,
 // and each plain symbol's range.
 Status checkInputs(const std::vector<at::Tensor>& inputs,
-                   const std::vector<CompiledModel::ExpectedInput>& expected) {
+                   const std::vector<ExportedRunner::ExpectedInput>& expected) {
     if (inputs.size() != expected.size()) {
         return Error{ErrorKind::Input, "the model takes " + std::to_string(expected.size()) +
                                            " tensors, not " + std::to_string(inputs.size())};
@@ -158,11 +158,11 @@ Status checkInputs(const std::vector<at::Tensor>& inputs,
 
 } // namespace
 
-void CompiledModel::expectInputs(std::vector<ExpectedInput> inputs) {
+void ExportedRunner::expectInputs(std::vector<ExpectedInput> inputs) {
     impl_->expected = std::move(inputs);
 }
 
-void CompiledModel::sampleInputsFrom(const std::string& path, const std::string& record) {
+void ExportedRunner::sampleInputsFrom(const std::string& path, const std::string& record) {
     impl_->samplesPath = path;
     impl_->samplesRecord = record;
     impl_->samples.reset();
@@ -196,7 +196,7 @@ Expected<c10::IValue> readSampleRecord(const std::string& path, const std::strin
 
 } // namespace
 
-Status CompiledModel::Impl::loadSamples() {
+Status ExportedRunner::Impl::loadSamples() {
     if (samples) {
         return std::nullopt;
     }
@@ -227,7 +227,7 @@ Status CompiledModel::Impl::loadSamples() {
     return std::nullopt;
 }
 
-Status CompiledModel::saveSampleInputs(const std::string& path) {
+Status ExportedRunner::saveSampleInputs(const std::string& path) {
     if (auto error = impl_->loadSamples()) {
         return error;
     }
@@ -238,11 +238,11 @@ Status CompiledModel::saveSampleInputs(const std::string& path) {
     return detail::saveValueFile(c10::ivalue::Tuple::create(*impl_->samples), path);
 }
 
-CompiledModel::CompiledModel()
+ExportedRunner::ExportedRunner()
     : impl_(std::make_unique<Impl>()) {}
-CompiledModel::~CompiledModel() = default;
+ExportedRunner::~ExportedRunner() = default;
 
-bool CompiledModel::supported() {
+bool ExportedRunner::supported() {
 #ifdef SCRIPTSCOPE_HAS_AOTI
     return true;
 #else
@@ -250,7 +250,7 @@ bool CompiledModel::supported() {
 #endif
 }
 
-bool CompiledModel::opened() const {
+bool ExportedRunner::opened() const {
 #ifdef SCRIPTSCOPE_HAS_AOTI
     if (impl_->loader) {
         return true;
@@ -259,22 +259,22 @@ bool CompiledModel::opened() const {
     return impl_->program != nullptr;
 }
 
-bool CompiledModel::interprets() const {
+bool ExportedRunner::interprets() const {
     return impl_->program != nullptr;
 }
 
-void CompiledModel::interpret(const ExportedProgram& program) {
+void ExportedRunner::interpret(const ExportedProgram& program) {
     impl_->program = &program;
     impl_->interpreter.reset();
     impl_->path = program.info().path;
 }
 
-double CompiledModel::loadMilliseconds() const {
+double ExportedRunner::loadMilliseconds() const {
     return impl_->loadMs;
 }
 
-Status CompiledModel::open(const std::string& path, const std::string& name,
-                           const std::string& device) {
+Status ExportedRunner::open(const std::string& path, const std::string& name,
+                            const std::string& device) {
 #ifdef SCRIPTSCOPE_HAS_AOTI
     const auto start = std::chrono::steady_clock::now();
     try {
@@ -299,7 +299,7 @@ Status CompiledModel::open(const std::string& path, const std::string& name,
 #endif
 }
 
-Status CompiledModel::Impl::interpretOn(const torch::Device& device) {
+Status ExportedRunner::Impl::interpretOn(const torch::Device& device) {
     if (interpreter && interpreter->device() == device) {
         return std::nullopt;
     }
@@ -314,7 +314,7 @@ Status CompiledModel::Impl::interpretOn(const torch::Device& device) {
 }
 
 Expected<std::vector<at::Tensor>>
-CompiledModel::Impl::gather(const RunRequest& request, std::vector<std::string>& descriptions) {
+ExportedRunner::Impl::gather(const RunRequest& request, std::vector<std::string>& descriptions) {
     std::vector<at::Tensor> inputs;
     const auto take = [&inputs](const c10::IValue& value, const std::string& what) -> Status {
         if (!value.isTensor()) {
@@ -390,7 +390,7 @@ CompiledModel::Impl::gather(const RunRequest& request, std::vector<std::string>&
 }
 
 Expected<std::vector<c10::IValue>>
-CompiledModel::Impl::interpretedInputs(const RunRequest& request) {
+ExportedRunner::Impl::interpretedInputs(const RunRequest& request) {
     if (!program) {
         return Error{ErrorKind::Format,
                      "'" + path +
@@ -424,7 +424,7 @@ CompiledModel::Impl::interpretedInputs(const RunRequest& request) {
     return values;
 }
 
-Expected<ActivationReport> CompiledModel::activations(const ActivationRequest& request) {
+Expected<ActivationReport> ExportedRunner::activations(const ActivationRequest& request) {
     auto inputs = impl_->interpretedInputs(request.run);
     if (!inputs) {
         return inputs.error();
@@ -433,7 +433,7 @@ Expected<ActivationReport> CompiledModel::activations(const ActivationRequest& r
 }
 
 Expected<std::shared_ptr<const ModuleValues>>
-CompiledModel::moduleOutputs(const RunRequest& request) {
+ExportedRunner::moduleOutputs(const RunRequest& request) {
     auto inputs = impl_->interpretedInputs(request);
     if (!inputs) {
         return inputs.error();
@@ -441,7 +441,7 @@ CompiledModel::moduleOutputs(const RunRequest& request) {
     return detail::interpretedModuleOutputs(*impl_->program, *impl_->interpreter, *inputs);
 }
 
-Expected<RunResult> CompiledModel::run(const RunRequest& request) {
+Expected<RunResult> ExportedRunner::run(const RunRequest& request) {
     if (!opened()) {
         return Error{ErrorKind::Internal, "no compiled model is loaded"};
     }
@@ -546,7 +546,7 @@ Expected<RunResult> CompiledModel::run(const RunRequest& request) {
     return result;
 }
 
-Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& compiled,
+Expected<RunResult> runExported(const ExportedProgram& program, ExportedRunner& compiled,
                                 const RunRequest& request) {
     if (!program.compiled() && !program.hasProgram()) {
         return Error{ErrorKind::Format,
@@ -558,19 +558,19 @@ Expected<RunResult> runExported(const ExportedProgram& program, CompiledModel& c
     return compiled.run(request);
 }
 
-Status openExported(const ExportedProgram& program, CompiledModel& compiled) {
+Status openExported(const ExportedProgram& program, ExportedRunner& compiled) {
     const std::string& path = program.info().path;
     const Pt2CompiledModel* model = program.compiled();
     if (!compiled.opened()) {
         // The inputs the program was exported for; a compiled model alone names only its inputs.
-        std::vector<CompiledModel::ExpectedInput> expected;
+        std::vector<ExportedRunner::ExpectedInput> expected;
         if (program.hasProgram()) {
             const Pt2Model& exported = program.program();
             for (const Pt2SignatureEntry& entry : exported.inputs) {
                 if (entry.kind != "USER_INPUT") {
                     continue;
                 }
-                CompiledModel::ExpectedInput input;
+                ExportedRunner::ExpectedInput input;
                 input.name = entry.name;
                 if (const auto meta = exported.tensors.find(entry.name);
                     meta != exported.tensors.end()) {

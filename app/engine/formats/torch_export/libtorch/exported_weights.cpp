@@ -1,8 +1,8 @@
 // An exported program's parameters, buffers and constants read from its archive: raw storages
 // with their dtype, sizes and strides (PyTorch 2.8's layout, each checked to lie inside its
 // record), or torch.save files (the early layout, and pickled constants).
+#include "engine_internal.h"
 #include "exported_steps.h"
-#include "session_internal.h"
 #include "torch_values.h"
 
 #include <scratch_file.h>

@@ -48,8 +48,8 @@ struct Pt2ModuleFrame {
 };
 
 // A value as the graph holds it (an argument, a node's output, a graph's input or output), for
-// the interpreter that runs it (session/exported_interpreter.cpp). Lists keep one entry per
-// element in every vector they use.
+// the interpreter that runs it (formats/torch_export/libtorch/exported_interpreter.cpp). Lists keep
+// one entry per element in every vector they use.
 struct Pt2Value {
     enum class Kind {
         None,
