@@ -158,9 +158,13 @@ std::vector<DeviceInfo> listDevices() {
     return devices;
 }
 
+namespace {
+
 int64_t maxSupportedFileFormatVersion() {
     return static_cast<int64_t>(caffe2::serialize::kMaxSupportedFileFormatVersion);
 }
+
+} // namespace
 
 bool isOperatorRegistered(const std::string& qualifiedName) {
     if (qualifiedName.find("::") == std::string::npos) {

@@ -1,5 +1,6 @@
 // Internal to the engine's LibTorch files, whatever their format (includes LibTorch): devices,
-// timing, prepared runs, operator profiles, and the values one model's run keeps for another's.
+// timing, operator profiles, and the values one model's run keeps for another's. TorchScript's own
+// (its loaded module, prepared runs) are in formats/torchscript/session_internal.h.
 #pragma once
 
 #include "engine.h"
