@@ -121,11 +121,11 @@ int saveFailed(const Options& o, const OptimizeResult& r) {
 } // namespace
 
 int commandActivations(const Options& o) {
-    auto model = openModelAt(o, 0, false);
-    if (!model) {
-        return fail(o, model.error());
+    auto opened = openModelAt(o, 0, false);
+    if (!opened) {
+        return fail(o, opened.error());
     }
-    Model& session = **model;
+    Model& model = **opened;
     ActivationRequest request;
     request.run = o.run;
     request.bins = o.bins;
@@ -135,7 +135,7 @@ int commandActivations(const Options& o) {
     request.referenceModel = o.compareModel;
     request.referenceOperatorLibraries = o.opLibraries;
     request.criterion = o.criterion;
-    auto result = session.activations(request);
+    auto result = model.activations(request);
     if (!result) {
         return fail(o, result.error());
     }
@@ -279,11 +279,11 @@ int commandActivations(const Options& o) {
 }
 
 int commandOptimize(const Options& o) {
-    auto model = openModelAt(o, 0, false);
-    if (!model) {
-        return fail(o, model.error());
+    auto opened = openModelAt(o, 0, false);
+    if (!opened) {
+        return fail(o, opened.error());
     }
-    Model& session = **model;
+    Model& model = **opened;
     OptimizeRequest request;
     if (o.freeze) {
         request.passes.push_back("freeze");
@@ -295,7 +295,7 @@ int commandOptimize(const Options& o) {
     request.run = o.run;
     request.savePath = o.output;
     request.keepUnloadable = o.keepUnloadable;
-    auto result = session.optimize(request);
+    auto result = model.optimize(request);
     if (!result) {
         return fail(o, result.error());
     }

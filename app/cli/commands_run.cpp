@@ -168,7 +168,7 @@ TaskOptions taskOptionsFor(const Options& o, const LabelSet* labels,
 // run --source: every frame of a video or folder through the model, drawn and written (to a
 // video or a folder) with none dropped; a frame that does not decode or run is reported and
 // skipped. A progress line goes to a terminal.
-int commandRunSource(const Options& o, Model& session, const ModelInfo& model,
+int commandRunSource(const Options& o, Model& model, const ModelInfo& modelInfo,
                      const LabelSet* labels) {
     RunRequest request = o.run;
     request.valuesLimit = std::max<size_t>(request.valuesLimit, size_t{16} << 20);
@@ -196,7 +196,7 @@ int commandRunSource(const Options& o, Model& session, const ModelInfo& model,
         }
         sink = std::move(made).value();
     }
-    const LabelSet archiveLabels = labelsFromExtraFiles(model.probe.extraFiles);
+    const LabelSet archiveLabels = labelsFromExtraFiles(modelInfo.probe.extraFiles);
     const TaskOptions taskOptions = taskOptionsFor(o, labels, archiveLabels);
     RenderOptions renderOptions;
     renderOptions.scoreThreshold = o.scoreThreshold;
@@ -227,7 +227,7 @@ int commandRunSource(const Options& o, Model& session, const ModelInfo& model,
         // The warm-up before the first frame only: each frame is one timed run.
         request.warmup = done == 0 ? o.run.warmup : 0;
         request.iterations = 1;
-        auto result = session.run(request);
+        auto result = model.run(request);
         if (!result) {
             errors.push_back(
                 {{"frame", index}, {"name", frame->name}, {"message", result.error().message}});
@@ -311,8 +311,8 @@ int commandRun(const Options& o) {
     if (!opened) {
         return fail(o, opened.error());
     }
-    Model& session = **opened;
-    const ModelInfo* model = &session.info();
+    Model& model = **opened;
+    const ModelInfo* info = &model.info();
 
     const bool interpret = !o.render.empty() || o.task != "auto" || !o.labels.empty() || o.json;
     RunRequest request = o.run;
@@ -338,16 +338,16 @@ int commandRun(const Options& o) {
         }
     }
     if (!o.source.empty()) {
-        return commandRunSource(o, session, *model, labels);
+        return commandRunSource(o, model, *info, labels);
     }
-    auto result = session.run(request);
+    auto result = model.run(request);
     if (!result) {
         return fail(o, result.error());
     }
     const RunResult& r = *result;
     TaskResult task;
     if (interpret) {
-        const LabelSet archiveLabels = labelsFromExtraFiles(model->probe.extraFiles);
+        const LabelSet archiveLabels = labelsFromExtraFiles(info->probe.extraFiles);
         task = interpretOutput(r.output, taskOptionsFor(o, labels, archiveLabels));
     }
     if (!o.render.empty()) {

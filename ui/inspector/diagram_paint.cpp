@@ -287,43 +287,41 @@ DiagramDrawList GraphDiagram::drawList(const LayoutRect& scene, double scale) co
 // ---------------------------------------------------------------------------------------------
 // Painting
 
-void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) const {
-    if (!picture_) {
-        return;
-    }
-    const DiagramPicture& pic = *picture_;
-    const DiagramLayout& l = pic.layout;
-    const QPalette& pal = palette();
-    const bool dark = pal.color(QPalette::Base).lightness() < 128;
-    const QColor text = pal.color(QPalette::Text);
-    const QColor dim = dark ? QColor(160, 170, 185) : QColor(75, 85, 99);
-    const QColor edgeColour = dark ? QColor(140, 150, 165) : QColor(107, 114, 128);
-    const QColor highlight = pal.color(QPalette::Highlight);
-    const QColor matchColour(245, 158, 11);
-    const QColor nodeFill = dark ? QColor(38, 42, 50) : QColor(255, 255, 255);
-    const QColor boxFill = dark ? QColor(40, 54, 78) : QColor(232, 238, 247);
-    const QColor moduleFill = dark ? QColor(33, 38, 48) : QColor(243, 246, 251);
-    const QColor blockFill = dark ? QColor(44, 40, 32) : QColor(251, 247, 238);
-    const QColor functionFill = dark ? QColor(32, 44, 40) : QColor(240, 248, 244);
-    const QColor frame = dark ? QColor(90, 105, 130) : QColor(154, 169, 194);
-    const bool showText = scale >= kTextScale;
-    const bool detail = scale >= kDetailScale;
-    const bool heat = !moduleMs_.empty();
-    const bool shapes = showsRunShapes();
-    const QColor shapeColour = dark ? QColor(125, 211, 252) : QColor(3, 105, 161);
+GraphDiagram::PaintContext::PaintContext(const GraphDiagram& owner, const LayoutRect& scene,
+                                         double atScale)
+    : pic(*owner.picture_)
+    , layout(pic.layout)
+    , scale(atScale) {
+    const QPalette& pal = owner.palette();
+    dark = pal.color(QPalette::Base).lightness() < 128;
+    text = pal.color(QPalette::Text);
+    dim = dark ? QColor(160, 170, 185) : QColor(75, 85, 99);
+    edgeColour = dark ? QColor(140, 150, 165) : QColor(107, 114, 128);
+    highlight = pal.color(QPalette::Highlight);
+    matchColour = QColor(245, 158, 11);
+    nodeFill = dark ? QColor(38, 42, 50) : QColor(255, 255, 255);
+    boxFill = dark ? QColor(40, 54, 78) : QColor(232, 238, 247);
+    moduleFill = dark ? QColor(33, 38, 48) : QColor(243, 246, 251);
+    blockFill = dark ? QColor(44, 40, 32) : QColor(251, 247, 238);
+    functionFill = dark ? QColor(32, 44, 40) : QColor(240, 248, 244);
+    frame = dark ? QColor(90, 105, 130) : QColor(154, 169, 194);
+    showText = scale >= kTextScale;
+    detail = scale >= kDetailScale;
+    heat = !owner.moduleMs_.empty();
+    shapes = owner.showsRunShapes();
+    shapeColour = dark ? QColor(125, 211, 252) : QColor(3, 105, 161);
 
-    QFont titleFont = font();
+    titleFont = owner.font();
     titleFont.setPixelSize(static_cast<int>(diagram::kTitleFont));
     titleFont.setBold(true);
-    QFont lineFont = font();
+    lineFont = owner.font();
     lineFont.setPixelSize(static_cast<int>(diagram::kLineFont));
-    QFont smallFont = lineFont;
+    smallFont = lineFont;
     smallFont.setPixelSize(8);
 
-    const DiagramDrawList list = drawList(scene, scale);
-    // In the order the loops below take them: clusters, edges, ports, items, inputs and the
-    // output, stubs.
-    std::vector<DiagramIndex::Entry> found;
+    list = owner.drawList(scene, scale);
+    // In the order the paint layers' loops take them: clusters, edges, ports, items, inputs and
+    // the output, stubs.
     found.reserve(list.clusters.size() + list.edges.size() + list.ports.size() + list.items.size() +
                   list.inputs.size() + list.stubs.size() + 1);
     for (const auto& [kind, indices] :
@@ -338,10 +336,28 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
     if (list.output) {
         found.push_back({DiagramIndex::Output, 0});
     }
-    p.setRenderHint(QPainter::Antialiasing, detail);
+}
+
+void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) const {
+    if (!picture_) {
+        return;
+    }
+    const PaintContext ctx(*this, scene, scale);
+    p.setRenderHint(QPainter::Antialiasing, ctx.detail);
     p.setRenderHint(QPainter::TextAntialiasing, true);
     // Clusters (outer first), then edges, ports, items, stubs: the index sorts by kind.
-    for (const auto& e : found) {
+    paintClusters(p, ctx);
+    paintEdges(p, ctx);
+    paintPorts(p, ctx);
+    paintSummaries(p, ctx);
+    paintItems(p, ctx);
+    paintTerminals(p, ctx);
+    paintStubs(p, ctx);
+}
+
+void GraphDiagram::paintClusters(QPainter& p, const PaintContext& ctx) const {
+    const DiagramLayout& l = ctx.layout;
+    for (const auto& e : ctx.found) {
         if (e.kind != DiagramIndex::Cluster) {
             continue;
         }
@@ -351,19 +367,19 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         }
         const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
         const bool block = g.kind == GraphGroup::Kind::Block;
-        QColor fill = block                                  ? blockFill
-                      : g.kind == GraphGroup::Kind::Function ? functionFill
-                                                             : moduleFill;
+        QColor fill = block                                  ? ctx.blockFill
+                      : g.kind == GraphGroup::Kind::Function ? ctx.functionFill
+                                                             : ctx.moduleFill;
         double ms = 0;
-        if (heat && g.kind == GraphGroup::Kind::Module) {
+        if (ctx.heat && g.kind == GraphGroup::Kind::Module) {
             const auto it = moduleMs_.find(g.module);
             if (it != moduleMs_.end() && maxModuleMs_ > 0) {
                 ms = it->second;
                 fill = heatColour(ms / maxModuleMs_);
-                fill.setAlpha(dark ? 70 : 90);
+                fill.setAlpha(ctx.dark ? 70 : 90);
             }
         }
-        QPen pen(frame, 1);
+        QPen pen(ctx.frame, 1);
         const bool notTaken = blocksNotTaken_.count(c.group) > 0;
         if (block) {
             pen.setStyle(Qt::DashLine);
@@ -371,14 +387,14 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (notTaken) {
             // A branch the run did not take: drawn faint.
             fill.setAlpha(fill.alpha() / 3);
-            pen.setColor(dim);
+            pen.setColor(ctx.dim);
         }
         p.setPen(pen);
         p.setBrush(fill);
         p.drawRoundedRect(qrect(c.rect), 6, 6);
-        if (showText) {
-            p.setFont(lineFont);
-            p.setPen(notTaken ? dim : text);
+        if (ctx.showText) {
+            p.setFont(ctx.lineFont);
+            p.setPen(notTaken ? ctx.dim : ctx.text);
             // A block's mark after a run comes right after its label, where a narrow box keeps it.
             const auto note = blockNotes_.find(c.group);
             QString title =
@@ -391,7 +407,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                              ? QStringLiteral(" \u00B7 %1 ms").arg(ms, 0, 'f', 2)
                              : QStringLiteral(" \u00B7 %1").arg(ms, 0, 'g', 3);
             }
-            QFont f = titleFont;
+            QFont f = ctx.titleFont;
             p.setFont(f);
             p.drawText(
                 QRectF(c.rect.x + 8, c.rect.y + 3, c.rect.width - 16, diagram::kGroupTitle - 4),
@@ -400,7 +416,11 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
                                            static_cast<int>(c.rect.width - 16)));
         }
     }
-    for (const auto& e : found) {
+}
+
+void GraphDiagram::paintEdges(QPainter& p, const PaintContext& ctx) const {
+    const DiagramLayout& l = ctx.layout;
+    for (const auto& e : ctx.found) {
         if (e.kind != DiagramIndex::Edge) {
             continue;
         }
@@ -409,11 +429,11 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             continue;
         }
         const bool marked = markedEdges_.count(e.index) > 0;
-        p.setPen(QPen(marked ? highlight : edgeColour, marked ? 2.0 : 1.0));
+        p.setPen(QPen(marked ? ctx.highlight : ctx.edgeColour, marked ? 2.0 : 1.0));
         p.setBrush(Qt::NoBrush);
         const LayoutPoint& a = edge.points.front();
         const LayoutPoint& b = edge.points.back();
-        if (!detail) {
+        if (!ctx.detail) {
             p.drawLine(QPointF(a.x, a.y), QPointF(b.x, b.y));
             continue;
         }
@@ -434,44 +454,54 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
             const QPointF tip(b.x, b.y);
             const QPointF left(b.x - 7 * dx + 3.5 * dy, b.y - 7 * dy - 3.5 * dx);
             const QPointF right(b.x - 7 * dx - 3.5 * dy, b.y - 7 * dy + 3.5 * dx);
-            p.setBrush(marked ? highlight : edgeColour);
+            p.setBrush(marked ? ctx.highlight : ctx.edgeColour);
             p.setPen(Qt::NoPen);
             p.drawPolygon(QPolygonF{tip, left, right});
         }
-        if (showText && scale >= 0.8 && !edge.type.empty()) {
+        if (ctx.showText && ctx.scale >= 0.8 && !edge.type.empty()) {
             // The value's type (or the shape that flowed) beside the middle of the edge.
             const size_t mid = (edge.points.size() / 2) / 3 * 3;
             const LayoutPoint& m = edge.points[std::min(mid, edge.points.size() - 1)];
-            p.setFont(smallFont);
-            p.setPen(marked ? highlight : shapes ? shapeColour : dim);
+            p.setFont(ctx.smallFont);
+            p.setPen(marked ? ctx.highlight : ctx.shapes ? ctx.shapeColour : ctx.dim);
             p.drawText(QPointF(m.x + 4, m.y + 3),
                        p.fontMetrics().elidedText(edgeLabel(e.index), Qt::ElideRight, 140));
         }
     }
-    if (detail) {
-        p.setPen(Qt::NoPen);
-        p.setBrush(edgeColour);
-        for (const auto& e : found) {
-            if (e.kind == DiagramIndex::Port) {
-                const LayoutRect& r = l.ports[static_cast<size_t>(e.index)].rect;
-                p.drawEllipse(QPointF(r.x + r.width / 2, r.y + r.height / 2), 3, 3);
-            }
+}
+
+void GraphDiagram::paintPorts(QPainter& p, const PaintContext& ctx) const {
+    if (!ctx.detail) {
+        return;
+    }
+    const DiagramLayout& l = ctx.layout;
+    p.setPen(Qt::NoPen);
+    p.setBrush(ctx.edgeColour);
+    for (const auto& e : ctx.found) {
+        if (e.kind == DiagramIndex::Port) {
+            const LayoutRect& r = l.ports[static_cast<size_t>(e.index)].rect;
+            p.drawEllipse(QPointF(r.x + r.width / 2, r.y + r.height / 2), 3, 3);
         }
     }
-    // Groups too small to show what they hold: one box each, over the edges that end inside it,
-    // named in screen pixels where it has room.
+}
+
+// Groups too small to show what they hold: one box each, over the edges that end inside it,
+// named in screen pixels where it has room.
+void GraphDiagram::paintSummaries(QPainter& p, const PaintContext& ctx) const {
+    const DiagramLayout& l = ctx.layout;
+    const DiagramDrawList& list = ctx.list;
     for (const int i : list.summaries) {
         const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
         const GraphGroup& g = graph_->groups[static_cast<size_t>(c.group)];
-        QColor fill = g.kind == GraphGroup::Kind::Block      ? blockFill.darker(108)
-                      : g.kind == GraphGroup::Kind::Function ? functionFill.darker(108)
-                                                             : boxFill;
-        if (heat && g.kind == GraphGroup::Kind::Module && maxModuleMs_ > 0) {
+        QColor fill = g.kind == GraphGroup::Kind::Block      ? ctx.blockFill.darker(108)
+                      : g.kind == GraphGroup::Kind::Function ? ctx.functionFill.darker(108)
+                                                             : ctx.boxFill;
+        if (ctx.heat && g.kind == GraphGroup::Kind::Module && maxModuleMs_ > 0) {
             if (const auto it = moduleMs_.find(g.module); it != moduleMs_.end()) {
                 fill = heatColour(it->second / maxModuleMs_);
             }
         }
-        p.setPen(QPen(frame, 0));
+        p.setPen(QPen(ctx.frame, 0));
         p.setBrush(fill);
         p.drawRect(qrect(c.rect));
     }
@@ -482,7 +512,7 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         QFont labelFont = font();
         labelFont.setPixelSize(11);
         p.setFont(labelFont);
-        p.setPen(text);
+        p.setPen(ctx.text);
         for (const int i : list.summaries) {
             const DiagramCluster& c = l.clusters[static_cast<size_t>(i)];
             const QRectF box = toDevice.mapRect(qrect(c.rect));
@@ -503,94 +533,12 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         }
         p.restore();
     }
-    for (const auto& e : found) {
-        if (e.kind != DiagramIndex::Item) {
-            continue;
-        }
-        const size_t i = static_cast<size_t>(e.index);
-        const VisibleItem& v = pic.visible.items[i];
-        const LayoutRect& r = l.items[i];
-        QColor fill = v.isGroup ? boxFill : nodeFill;
-        double ms = 0;
-        QString msText;
-        if (heat) {
-            ms = itemMs(e.index, nullptr);
-            const double max = v.isGroup ? maxModuleMs_ : maxOperatorMs_;
-            if (ms > 0 && max > 0) {
-                fill = heatColour(ms / max);
-                if (dark) {
-                    fill = fill.darker(170);
-                }
-            }
-        }
-        const bool selected = static_cast<int>(i) == selectedItem_;
-        const bool marked = marked_.count(e.index) > 0;
-        const bool neighbour = neighbours_.count(e.index) > 0;
-        const bool match = isMatchItem(e.index);
-        QPen pen(v.isGroup ? (dark ? QColor(110, 140, 200) : QColor(91, 123, 178)) : frame,
-                 v.isGroup ? 2 : 1);
-        if (match) {
-            pen = QPen(matchColour, 2.5);
-        }
-        if (neighbour) {
-            pen = QPen(highlight.lighter(130), 2);
-        }
-        if (marked || selected) {
-            pen = QPen(highlight, 3);
-        }
-        p.setPen(detail ? pen : Qt::NoPen);
-        p.setBrush(detail ? fill : (marked || match ? pen.color() : pen.color()));
-        if (detail) {
-            p.drawRoundedRect(qrect(r), 4, 4);
-        } else {
-            p.drawRect(qrect(r));
-        }
-        if (!showText) {
-            continue;
-        }
-        const ItemText& t = l.texts[i];
-        const double textWidth = r.width - 2 * diagram::kPadding + 4;
-        double y = r.y + diagram::kPadding - 3;
-        double titleWidth = textWidth;
-        // A collapsed block's mark after a run ("ran", "not taken", "×4"), right-aligned.
-        const auto note = v.isGroup ? blockNotes_.find(v.id) : blockNotes_.end();
-        if (note != blockNotes_.end() && !(heat && ms > 0)) {
-            p.setFont(smallFont);
-            p.setPen(blocksNotTaken_.count(v.id) ? dim : text);
-            p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
-                       Qt::AlignRight | Qt::AlignVCenter, note->second);
-            titleWidth =
-                std::max(20.0, textWidth - p.fontMetrics().horizontalAdvance(note->second) - 6);
-        }
-        if (heat && ms > 0) { // the time (or value), right-aligned on the title's line
-            p.setFont(smallFont);
-            const QString label = overlayName().isEmpty()
-                                      ? QStringLiteral("%1 ms").arg(ms, 0, 'f', ms < 1 ? 3 : 2)
-                                      : QString::number(ms, 'g', 3);
-            p.setPen(dark ? QColor(255, 220, 190) : QColor(17, 24, 39));
-            p.drawText(QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kTitleHeight),
-                       Qt::AlignRight | Qt::AlignVCenter, label);
-            titleWidth = std::max(20.0, textWidth - p.fontMetrics().horizontalAdvance(label) - 6);
-        }
-        p.setPen(heat && ms > 0 && !dark ? QColor(17, 24, 39) : text);
-        p.setFont(titleFont);
-        p.drawText(
-            QRectF(r.x + diagram::kPadding, y, titleWidth, diagram::kTitleHeight),
-            Qt::AlignLeft | Qt::AlignVCenter,
-            p.fontMetrics().elidedText(q(t.title), Qt::ElideRight, static_cast<int>(titleWidth)));
-        y += diagram::kTitleHeight;
-        p.setFont(lineFont);
-        p.setPen(heat && ms > 0 && !dark ? QColor(55, 65, 81) : dim);
-        for (const std::string& line : t.lines) {
-            p.drawText(
-                QRectF(r.x + diagram::kPadding, y, textWidth, diagram::kLineHeight),
-                Qt::AlignLeft | Qt::AlignVCenter,
-                p.fontMetrics().elidedText(q(line), Qt::ElideRight, static_cast<int>(textWidth)));
-            y += diagram::kLineHeight;
-        }
-    }
-    p.setFont(titleFont);
-    for (const auto& e : found) {
+}
+
+void GraphDiagram::paintTerminals(QPainter& p, const PaintContext& ctx) const {
+    const DiagramLayout& l = ctx.layout;
+    p.setFont(ctx.titleFont);
+    for (const auto& e : ctx.found) {
         if (e.kind != DiagramIndex::Input && e.kind != DiagramIndex::Output) {
             continue;
         }
@@ -599,25 +547,30 @@ void GraphDiagram::paint(QPainter& p, const LayoutRect& scene, double scale) con
         if (r.width <= 0) {
             continue;
         }
-        p.setPen(QPen(frame, 1));
-        p.setBrush(dark ? QColor(55, 60, 68) : QColor(238, 238, 238));
+        p.setPen(QPen(ctx.frame, 1));
+        p.setBrush(ctx.dark ? QColor(55, 60, 68) : QColor(238, 238, 238));
         p.drawRoundedRect(qrect(r), r.height / 2, r.height / 2);
-        if (showText) {
-            p.setPen(text);
+        if (ctx.showText) {
+            p.setPen(ctx.text);
             const QString name = e.kind == DiagramIndex::Input
                                      ? q(graph_->inputs[static_cast<size_t>(e.index)].name)
                                      : tr("output");
             p.drawText(qrect(r), Qt::AlignCenter, name);
         }
     }
-    if (showText) {
-        p.setFont(smallFont);
-        p.setPen(dark ? QColor(251, 191, 36) : QColor(180, 83, 9));
-        for (const auto& e : found) {
-            if (e.kind == DiagramIndex::Stub) {
-                const DiagramStub& s = l.stubs[static_cast<size_t>(e.index)];
-                p.drawText(QPointF(s.at.x, s.at.y), q(s.text));
-            }
+}
+
+void GraphDiagram::paintStubs(QPainter& p, const PaintContext& ctx) const {
+    if (!ctx.showText) {
+        return;
+    }
+    const DiagramLayout& l = ctx.layout;
+    p.setFont(ctx.smallFont);
+    p.setPen(ctx.dark ? QColor(251, 191, 36) : QColor(180, 83, 9));
+    for (const auto& e : ctx.found) {
+        if (e.kind == DiagramIndex::Stub) {
+            const DiagramStub& s = l.stubs[static_cast<size_t>(e.index)];
+            p.drawText(QPointF(s.at.x, s.at.y), q(s.text));
         }
     }
 }

@@ -213,6 +213,40 @@ private:
     void showCompared();
     QString comparisonText() const;
 
+    // What every paint layer shares, worked out once per paint() (diagram_paint.cpp): the
+    // picture, the level of detail at this scale, the palette's colours, the fonts and what is
+    // drawn.
+    struct PaintContext {
+        PaintContext(const GraphDiagram& owner, const LayoutRect& scene, double atScale);
+        const DiagramPicture& pic;
+        const DiagramLayout& layout;
+        double scale;
+        bool dark = false;
+        bool showText = false; // scale >= kTextScale
+        bool detail = false;   // scale >= kDetailScale
+        bool heat = false;     // boxes and nodes coloured by times (or an overlay's values)
+        bool shapes = false;   // edge labels show the shapes of the profiled run
+        QColor text, dim, edgeColour, highlight, matchColour, nodeFill, boxFill, moduleFill,
+            blockFill, functionFill, frame, shapeColour;
+        QFont titleFont, lineFont, smallFont;
+        DiagramDrawList list;
+        std::vector<DiagramIndex::Entry> found; // the draw list, one entry per thing, by kind
+    };
+    // Paints the open groups' frames and titles, outer first: the bottom layer.
+    void paintClusters(QPainter& p, const PaintContext& ctx) const;
+    // Paints the edges (curves with arrow heads, or straight lines) and their labels.
+    void paintEdges(QPainter& p, const PaintContext& ctx) const;
+    // Paints the ports on the open groups' frames as dots, in detail only.
+    void paintPorts(QPainter& p, const PaintContext& ctx) const;
+    // Paints the summary boxes of groups too small to open, and their names where they fit.
+    void paintSummaries(QPainter& p, const PaintContext& ctx) const;
+    // Paints the nodes and collapsed groups with their text and times (diagram_paint_layers.cpp).
+    void paintItems(QPainter& p, const PaintContext& ctx) const;
+    // Paints the graph's inputs and its output as rounded pills with their names.
+    void paintTerminals(QPainter& p, const PaintContext& ctx) const;
+    // Paints the stubs' text above their items, the top layer (text scale only).
+    void paintStubs(QPainter& p, const PaintContext& ctx) const;
+
     std::shared_ptr<const GraphModel> shared_; // the graph, shared with the layout jobs
     const GraphModel* graph_ = nullptr;        // *shared_, or an empty graph when there is none
     bool hasGraph_ = false;

@@ -123,10 +123,30 @@ void RunPanel::buildUi() {
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     layout->addWidget(splitter);
 
+    QWidget* settingsPanel = buildSettingsPanel();
+    QWidget* side = buildSide(splitter, settingsPanel);
+    QSplitter* results = buildResults(splitter);
+    splitter->addWidget(side);
+    splitter->addWidget(results);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({560, 720});
+}
+
+QWidget* RunPanel::buildSettingsPanel() {
     // Settings.
     auto* settingsPanel = new QWidget;
     auto* settingsLayout = new QVBoxLayout(settingsPanel);
-    auto* target = new QGroupBox(tr("Run"), settingsPanel);
+    settingsLayout->addWidget(buildTargetBox(settingsPanel));
+    settingsLayout->addWidget(buildInputsBox(settingsPanel));
+    settingsLayout->addWidget(buildFramePlayer(settingsPanel));
+    settingsLayout->addWidget(buildImageBox(settingsPanel));
+    settingsLayout->addWidget(buildTimingBox(settingsPanel));
+    settingsLayout->addStretch(1);
+    return settingsPanel;
+}
+
+QGroupBox* RunPanel::buildTargetBox(QWidget* parent) {
+    auto* target = new QGroupBox(tr("Run"), parent);
     auto* targetForm = new QFormLayout(target);
     method_ = new QComboBox(target);
     device_ = new QComboBox(target);
@@ -137,10 +157,12 @@ void RunPanel::buildUi() {
     targetForm->addRow(tr("Method"), method_);
     targetForm->addRow(tr("Device"), device_);
     targetForm->addRow(deviceNote_);
-    settingsLayout->addWidget(target);
     connect(method_, &QComboBox::currentIndexChanged, this, [this]() { fillInputs(); });
+    return target;
+}
 
-    auto* inputsBox = new QGroupBox(tr("Inputs (one per argument)"), settingsPanel);
+QGroupBox* RunPanel::buildInputsBox(QWidget* parent) {
+    auto* inputsBox = new QGroupBox(tr("Inputs (one per argument)"), parent);
     auto* inputsLayout = new QVBoxLayout(inputsBox);
     inputs_ = new InputTable(warpEditor_, inputsBox);
     inputsLayout->addWidget(inputs_);
@@ -151,11 +173,12 @@ void RunPanel::buildUi() {
     hint->setWordWrap(true);
     hint->setStyleSheet(QStringLiteral("color: palette(mid);"));
     inputsLayout->addWidget(hint);
-    settingsLayout->addWidget(inputsBox);
+    return inputsBox;
+}
 
+FramePlayer* RunPanel::buildFramePlayer(QWidget* parent) {
     player_ = new FramePlayer(
-        worker_, [this](QString* why) { return buildRequest(why); }, settingsPanel);
-    settingsLayout->addWidget(player_);
+        worker_, [this](QString* why) { return buildRequest(why); }, parent);
     connect(player_, &FramePlayer::frameShown, this,
             [this](const FrameResult& frame) { showFrame(frame); });
     connect(player_, &FramePlayer::problem, this,
@@ -176,8 +199,11 @@ void RunPanel::buildUi() {
             outputs_->resultView()->setOverlay(updated);
         }
     });
+    return player_;
+}
 
-    auto* imageBox = new QGroupBox(tr("Image preprocessing"), settingsPanel);
+QGroupBox* RunPanel::buildImageBox(QWidget* parent) {
+    auto* imageBox = new QGroupBox(tr("Image preprocessing"), parent);
     auto* imageForm = new QFormLayout(imageBox);
     imageSize_ = new QLineEdit(imageBox);
     imageSize_->setObjectName(QStringLiteral("imageSize"));
@@ -199,10 +225,10 @@ void RunPanel::buildUi() {
     imageMean_->setPlaceholderText(tr("none (or a/b/c)"));
     imageStd_ = new QLineEdit(imageBox);
     imageStd_->setPlaceholderText(tr("none (or a/b/c)"));
-    auto* imagenet = new QPushButton(tr("ImageNet"), imageBox);
-    imagenet->setToolTip(
+    imagenetPreset_ = new QPushButton(tr("ImageNet"), imageBox);
+    imagenetPreset_->setToolTip(
         tr("224x224, RGB, CHW, 1/255, mean 0.485/0.456/0.406, std 0.229/0.224/0.225"));
-    connect(imagenet, &QPushButton::clicked, this, [this]() {
+    connect(imagenetPreset_, &QPushButton::clicked, this, [this]() {
         imageSize_->setText(QStringLiteral("224x224"));
         imageOrder_->setCurrentIndex(0);
         imageLayout_->setCurrentIndex(0);
@@ -222,10 +248,12 @@ void RunPanel::buildUi() {
     imageForm->addRow(tr("Scale"), imageScale_);
     imageForm->addRow(tr("Mean"), imageMean_);
     imageForm->addRow(tr("Std"), imageStd_);
-    imageForm->addRow(tr("Preset"), imagenet);
-    settingsLayout->addWidget(imageBox);
+    imageForm->addRow(tr("Preset"), imagenetPreset_);
+    return imageBox;
+}
 
-    auto* timingBox = new QGroupBox(tr("Timing"), settingsPanel);
+QGroupBox* RunPanel::buildTimingBox(QWidget* parent) {
+    auto* timingBox = new QGroupBox(tr("Timing"), parent);
     auto* timingForm = new QFormLayout(timingBox);
     warmup_ = new QSpinBox(timingBox);
     warmup_->setRange(0, 10000);
@@ -241,14 +269,39 @@ void RunPanel::buildUi() {
     timingForm->addRow(tr("Iterations"), iterations_);
     timingForm->addRow(profile_);
     timingForm->addRow(live_);
-    settingsLayout->addWidget(timingBox);
+    return timingBox;
+}
 
-    settingsLayout->addStretch(1);
+QWidget* RunPanel::buildSide(QSplitter* splitter, QWidget* settingsPanel) {
     // The buttons and the status stay in view below the scrolling settings (at 1280x800 the
     // settings are taller than the window).
     auto* side = new QWidget(splitter);
     auto* sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(0, 0, 0, 0);
+    QHBoxLayout* buttons = buildButtons(side);
+    status_ = new QLabel(side);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    sideLayout->addWidget(buildPresetHint(side));
+
+    auto* settingsScroll = new QScrollArea(side);
+    settingsScroll->setWidget(settingsPanel);
+    settingsScroll->setWidgetResizable(true);
+    settingsScroll->setFrameShape(QFrame::NoFrame);
+    side->setMinimumWidth(300);
+    auto* statusScroll = new QScrollArea(side);
+    statusScroll->setWidget(status_);
+    statusScroll->setWidgetResizable(true);
+    statusScroll->setFrameShape(QFrame::NoFrame);
+    statusScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    statusScroll->setMaximumHeight(status_->fontMetrics().lineSpacing() * 7);
+    sideLayout->addWidget(settingsScroll, 1);
+    sideLayout->addLayout(buttons);
+    sideLayout->addWidget(statusScroll);
+    return side;
+}
+
+QHBoxLayout* RunPanel::buildButtons(QWidget* side) {
     auto* buttons = new QHBoxLayout;
     run_ = new QPushButton(tr("&Run"), side);
     run_->setDefault(true);
@@ -287,13 +340,13 @@ void RunPanel::buildUi() {
     buttons->addWidget(openEtdump_);
     buttons->addWidget(runContinuously_);
     buttons->addWidget(cancel_);
-    status_ = new QLabel(side);
-    status_->setWordWrap(true);
-    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(run_, &QPushButton::clicked, this, [this]() { runOnce(); });
     connect(runContinuously_, &QPushButton::toggled, this, [this](bool on) { setContinuous(on); });
     connect(cancel_, &QPushButton::clicked, this, [this]() { cancel(); });
+    return buttons;
+}
 
+QFrame* RunPanel::buildPresetHint(QWidget* side) {
     // A model that looks like an ImageNet classifier is offered the preset above the settings (it
     // is below the fold at 1280x800): unnormalised 640x480 photos are not what it was trained on.
     presetHint_ = new QFrame(side);
@@ -315,7 +368,7 @@ void RunPanel::buildUi() {
     hintLayout->addWidget(usePreset);
     hintLayout->addWidget(noPreset);
     presetHint_->hide();
-    connect(usePreset, &QPushButton::clicked, this, [this, imagenet]() {
+    connect(usePreset, &QPushButton::clicked, this, [this, imagenet = imagenetPreset_]() {
         imagenet->click();
         presetHint_->hide();
         showStatus(tr("ImageNet preprocessing: 224x224, RGB, mean 0.485/0.456/0.406, std "
@@ -323,35 +376,39 @@ void RunPanel::buildUi() {
                    false);
     });
     connect(noPreset, &QToolButton::clicked, presetHint_, &QWidget::hide);
-    sideLayout->addWidget(presetHint_);
+    return presetHint_;
+}
 
-    auto* settingsScroll = new QScrollArea(side);
-    settingsScroll->setWidget(settingsPanel);
-    settingsScroll->setWidgetResizable(true);
-    settingsScroll->setFrameShape(QFrame::NoFrame);
-    side->setMinimumWidth(300);
-    auto* statusScroll = new QScrollArea(side);
-    statusScroll->setWidget(status_);
-    statusScroll->setWidgetResizable(true);
-    statusScroll->setFrameShape(QFrame::NoFrame);
-    statusScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    statusScroll->setMaximumHeight(status_->fontMetrics().lineSpacing() * 7);
-    sideLayout->addWidget(settingsScroll, 1);
-    sideLayout->addLayout(buttons);
-    sideLayout->addWidget(statusScroll);
-
+QSplitter* RunPanel::buildResults(QSplitter* splitter) {
     // Results.
     auto* results = new QSplitter(Qt::Vertical, splitter);
-    outputs_ = new OutputPanel(results);
+    buildOutputs(results);
+    auto* bottom = new QTabWidget(results);
+    bottom->addTab(buildTimingPage(bottom), tr("Timing"));
+    bottom->addTab(buildProfilePage(bottom), tr("Profile"));
+
+    results->addWidget(outputs_);
+    results->addWidget(bottom);
+    results->setStretchFactor(0, 1);
+    results->setStretchFactor(1, 1);
+    results->setChildrenCollapsible(false);
+    results->setSizes({380, 380}); // the latency plot gets room before any run
+    return results;
+}
+
+OutputPanel* RunPanel::buildOutputs(QWidget* parent) {
+    outputs_ = new OutputPanel(parent);
     outputs_->setValuesLimit(kValuesLimit);
     connect(outputs_, &OutputPanel::problem, this,
             [this](const QString& why) { showStatus(why, true); });
     connect(outputs_, &OutputPanel::useCornersRequested, this, [this]() { useModelCorners(); });
     connect(outputs_, &OutputPanel::firstNonFiniteRequested, this,
             &RunPanel::firstNonFiniteRequested);
+    return outputs_;
+}
 
-    auto* bottom = new QTabWidget(results);
-    auto* timingPage = new QWidget(bottom);
+QWidget* RunPanel::buildTimingPage(QWidget* parent) {
+    auto* timingPage = new QWidget(parent);
     auto* timingLayout = new QVBoxLayout(timingPage);
     plot_ = new TimingPlot(timingPage);
     history_ = new RunHistoryModel(this);
@@ -382,7 +439,6 @@ void RunPanel::buildUi() {
     timingSplit->setChildrenCollapsible(false);
     timingLayout->addWidget(timingSplit, 1);
     timingLayout->addLayout(plotBar);
-    bottom->addTab(timingPage, tr("Timing"));
     connect(png, &QPushButton::clicked, this, [this]() {
         const QString path = QFileDialog::getSaveFileName(
             this, tr("Export Plot"), QStringLiteral("timing.png"), tr("PNG (*.png)"));
@@ -413,8 +469,11 @@ void RunPanel::buildUi() {
         history_->clear();
         plot_->setRuns(history_->runs());
     });
+    return timingPage;
+}
 
-    auto* profilePage = new QWidget(bottom);
+QWidget* RunPanel::buildProfilePage(QWidget* parent) {
+    auto* profilePage = new QWidget(parent);
     auto* profileLayout = new QVBoxLayout(profilePage);
     profileSummary_ =
         new QLabel(tr("Tick \"Profile\" and run: every operator call is timed and the "
@@ -434,18 +493,7 @@ void RunPanel::buildUi() {
                                                           QHeaderView::Stretch);
     profileLayout->addWidget(profileSummary_);
     profileLayout->addWidget(profileView, 1);
-    bottom->addTab(profilePage, tr("Profile"));
-
-    results->addWidget(outputs_);
-    results->addWidget(bottom);
-    results->setStretchFactor(0, 1);
-    results->setStretchFactor(1, 1);
-    results->setChildrenCollapsible(false);
-    results->setSizes({380, 380}); // the latency plot gets room before any run
-    splitter->addWidget(side);
-    splitter->addWidget(results);
-    splitter->setStretchFactor(1, 1);
-    splitter->setSizes({560, 720});
+    return profilePage;
 }
 
 void RunPanel::clearResults() {
@@ -491,22 +539,10 @@ const MethodInfo* RunPanel::currentMethod() const {
 
 QString RunPanel::exportedImageSize() const {
     const MethodInfo* method = currentMethod();
-    if (!method || method->inputAnnotations.empty()) {
+    if (!method || method->imageWidth <= 0 || method->imageHeight <= 0) {
         return {};
     }
-    // "f32[1, 3, 224, 224]": a batch of three-channel images of a static size.
-    const QString annotation = QString::fromStdString(method->inputAnnotations.front());
-    const qsizetype open = annotation.indexOf(QLatin1Char('['));
-    const QStringList dims =
-        annotation.mid(open + 1, annotation.size() - open - 2).split(QStringLiteral(", "));
-    bool heightOk = false, widthOk = false;
-    const int height = dims.size() == 4 ? dims[2].toInt(&heightOk) : 0;
-    const int width = dims.size() == 4 ? dims[3].toInt(&widthOk) : 0;
-    if (open < 0 || dims.size() != 4 ||
-        (dims[1] != QLatin1String("3") && dims[1] != QLatin1String("1")) || !heightOk || !widthOk) {
-        return {};
-    }
-    return QStringLiteral("%1x%2").arg(width).arg(height);
+    return QStringLiteral("%1x%2").arg(method->imageWidth).arg(method->imageHeight);
 }
 
 void RunPanel::fillInputs() {

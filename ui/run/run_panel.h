@@ -18,10 +18,13 @@
 class QCheckBox;
 class QComboBox;
 class QFrame;
+class QGroupBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTableWidget;
@@ -115,7 +118,34 @@ Q_SIGNALS:
     void firstNonFiniteRequested();
 
 private:
+    // Builds the panel: the settings side, then the results, one control group at a time.
     void buildUi();
+    // Builds the scrolling settings: the run target, inputs, frame source, image and timing boxes.
+    QWidget* buildSettingsPanel();
+    // Builds the "Run" box: the method and device choices and the device's note.
+    QGroupBox* buildTargetBox(QWidget* parent);
+    // Builds the "Inputs" box: the table of arguments and the hint on what they take.
+    QGroupBox* buildInputsBox(QWidget* parent);
+    // Builds the frame player (a video, camera or folder as the input) and connects its signals.
+    FramePlayer* buildFramePlayer(QWidget* parent);
+    // Builds the "Image preprocessing" box, with its ImageNet preset button.
+    QGroupBox* buildImageBox(QWidget* parent);
+    // Builds the "Timing" box: warm-ups, iterations, and the profile and live options.
+    QGroupBox* buildTimingBox(QWidget* parent);
+    // Builds the side column: the preset hint, the scrolling settings, the buttons and the status.
+    QWidget* buildSide(QSplitter* splitter, QWidget* settingsPanel);
+    // Builds the row of run buttons (Run, Run More, Open ETDump, Run continuously, Cancel).
+    QHBoxLayout* buildButtons(QWidget* side);
+    // Builds the hint that offers the ImageNet preset to a model that looks like a classifier.
+    QFrame* buildPresetHint(QWidget* side);
+    // Builds the results column: the outputs above, the timing and profile tabs below.
+    QSplitter* buildResults(QSplitter* splitter);
+    // Builds the output panel (tree, image, top-k, numbers, comparison) and connects its requests.
+    OutputPanel* buildOutputs(QWidget* parent);
+    // Builds the "Timing" tab: the latency plot, the run history and the export buttons.
+    QWidget* buildTimingPage(QWidget* parent);
+    // Builds the "Profile" tab: the summary and the sortable table of operators.
+    QWidget* buildProfilePage(QWidget* parent);
     void fillMethods();
     void fillInputs();
     void showDevices(const std::vector<DeviceInfo>& devices);
@@ -159,6 +189,7 @@ private:
     QLineEdit* imageScale_ = nullptr;
     QLineEdit* imageMean_ = nullptr;
     QLineEdit* imageStd_ = nullptr;
+    QPushButton* imagenetPreset_ = nullptr; // the image box's preset, which the hint clicks
     QSpinBox* warmup_ = nullptr;
     QSpinBox* iterations_ = nullptr;
     QCheckBox* profile_ = nullptr;

@@ -75,6 +75,30 @@ struct Machine {
     bool run();
     bool unwritten(unsigned char op);
     bool walkPast(unsigned char op); // lenient: an opcode torch.save does not write
+
+private:
+    // pickle_interpreter.cpp: the opcode families run() asks in turn, one opcode at a time.
+    // What a family makes of an opcode: run() reads the next one, stops with the value, stops with
+    // the error, or asks the next family, since the opcode is not one of this family's.
+    enum class Step { Next, Stop, Fail, NotMine };
+    static Step next(bool ok) { return ok ? Step::Next : Step::Fail; } // Next, or Fail if not ok
+
+    // PROTO, FRAME, STOP, MARK, POP, POP_MARK and DUP.
+    Step framingAndStack(unsigned char op);
+    // NONE, NEWTRUE, NEWFALSE, BININT, BININT1, BININT2, LONG1 and LONG4.
+    Step constants(unsigned char op);
+    // INT, LONG (as text), BINFLOAT and FLOAT.
+    Step textNumbersAndFloats(unsigned char op);
+    // SHORT_BINUNICODE, BINUNICODE, BINUNICODE8, SHORT_BINSTRING, BINSTRING and the BINBYTES.
+    Step stringsAndBytes(unsigned char op);
+    // EMPTY_LIST/TUPLE/DICT, APPEND(S), SETITEM(S), LIST, TUPLE, DICT and TUPLE1-3.
+    Step containers(unsigned char op);
+    // BINPUT, LONG_BINPUT, PUT, MEMOIZE, BINGET, LONG_BINGET and GET.
+    Step memoOps(unsigned char op);
+    // GLOBAL, STACK_GLOBAL, BINPERSID, REDUCE, NEWOBJ and BUILD.
+    Step objects(unsigned char op);
+    // The opcodes torch.save does not write (sets, INST, OBJ, EXT*, buffers...): walkPast or fail.
+    Step notWritten(unsigned char op);
 };
 
 } // namespace scriptscope::pickle_machine
