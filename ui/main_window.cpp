@@ -76,6 +76,12 @@ MainWindow::MainWindow(WorkerClient* worker, QWidget* parent)
     applyTheme(settings.value(QStringLiteral("theme"), QStringLiteral("system")).toString());
     applyLimits();
     updateRecentMenu();
+    // Format libraries (SCRIPTSCOPE_FORMAT_LIBRARIES) are loaded by the worker, which names their
+    // formats when it starts: started now, so that the first File dialog offers them.
+    if (qEnvironmentVariableIsSet("SCRIPTSCOPE_FORMAT_LIBRARIES")) {
+        QString why;
+        (void)worker_->start(why); // a worker that cannot start says so at the first request
+    }
 
     watcher_ = new QFileSystemWatcher(this);
     reloadTimer_ = new QTimer(this);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <error.h>
+#include <file_formats.h>
 #include <model_info.h>
 #include <numerics_types.h>
 #include <run_types.h>
@@ -54,6 +55,7 @@ void describe(Fields& f, MethodInfo& value);
 void describe(Fields& f, ModuleInfo& value);
 void describe(Fields& f, ModelInfo& value);
 void describe(Fields& f, DeviceInfo& value);
+void describe(Fields& f, FileFormatPatterns& value);
 void describe(Fields& f, Error& value);
 void describe(Fields& f, ImagePreprocess& value);
 void describe(Fields& f, InputSpec& value);

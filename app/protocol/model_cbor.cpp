@@ -25,7 +25,12 @@ void describe(Fields& f, ProbeResult& p) {
     f("versionText", p.versionText)("maxSupportedVersion", p.maxSupportedVersion);
     f("extraFiles", p.extraFiles)("operators", p.operators)("pickleGlobals", p.pickleGlobals);
     f("producer", p.producer)("codeFiles", p.codeFiles)("storages", p.storages);
-    f("tensors", p.tensors)("damage", p.damage)("notes", p.notes);
+    f("tensors", p.tensors)("damage", p.damage)("notes", p.notes)("addedFormat", p.addedFormat);
+}
+
+void describe(Fields& f, FileFormatPatterns& format) {
+    f("name", format.name)("one", format.one)("patterns", format.patterns);
+    f("mimeType", format.mimeType);
 }
 
 void describe(Fields& f, TensorInfo& t) {
@@ -55,7 +60,7 @@ void describe(Fields& f, MemoryPlan& plan) {
 void describe(Fields& f, MethodInfo& m) {
     f("name", m.name)("schema", m.schema)("code", m.code)("graph", m.graph);
     f("inputAnnotations", m.inputAnnotations)("sampleInputs", m.sampleInputs);
-    f("memoryPlan", m.memoryPlan);
+    f("imageWidth", m.imageWidth)("imageHeight", m.imageHeight)("memoryPlan", m.memoryPlan);
 }
 
 void describe(Fields& f, ModuleInfo& m) {
@@ -96,6 +101,9 @@ QCborMap toCbor(const ModelInfo& value) {
 QCborMap toCbor(const DeviceInfo& value) {
     return fields::toMap(value);
 }
+QCborMap toCbor(const FileFormatPatterns& value) {
+    return fields::toMap(value);
+}
 QCborMap toCbor(const Error& value) {
     return fields::toMap(value);
 }
@@ -108,6 +116,9 @@ ModelInfo modelInfoFromCbor(const QCborMap& map) {
 }
 DeviceInfo deviceFromCbor(const QCborMap& map) {
     return fields::fromMap<DeviceInfo>(map);
+}
+FileFormatPatterns fileFormatFromCbor(const QCborMap& map) {
+    return fields::fromMap<FileFormatPatterns>(map);
 }
 Error errorFromCbor(const QCborMap& map) {
     return fields::fromMap<Error>(map);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <error.h>
+#include <file_formats.h>
 #include <graph_model.h>
 #include <model_info.h>
 #include <numerics_types.h>
@@ -21,7 +22,7 @@
 
 namespace scriptscope::protocol {
 
-constexpr int kVersion = 12;
+constexpr int kVersion = 13;
 constexpr qint64 kMaxFrameBytes = 512ll << 20;
 
 enum class MessageType {
@@ -34,7 +35,7 @@ enum class MessageType {
     Shutdown,   // {}
     Statistics, // {module}: statistics of its parameters and buffers
     // worker -> GUI
-    Ready,       // {pid, libtorch, devices: [...]}: sent once when the worker has connected
+    Ready,       // {pid, libtorch, devices, formats}: sent once the worker has connected
     Progress,    // {stage, detail}
     ProbeResult, // ProbeResult
     ModelInfo,   // ModelInfo
@@ -106,6 +107,7 @@ QCborMap toCbor(const RunResult& value);
 QCborMap toCbor(const Error& value);
 QCborMap toCbor(const OutputValue& value);
 QCborMap toCbor(const DeviceInfo& value);
+QCborMap toCbor(const FileFormatPatterns& value);
 QCborMap toCbor(const GraphModel& value);
 QCborMap toCbor(const ActivationRequest& value);
 QCborMap toCbor(const ActivationReport& value);
@@ -122,6 +124,7 @@ RunResult runResultFromCbor(const QCborMap& map);
 Error errorFromCbor(const QCborMap& map);
 OutputValue outputFromCbor(const QCborMap& map);
 DeviceInfo deviceFromCbor(const QCborMap& map);
+FileFormatPatterns fileFormatFromCbor(const QCborMap& map);
 GraphModel graphModelFromCbor(const QCborMap& map);
 ActivationRequest activationRequestFromCbor(const QCborMap& map);
 ActivationReport activationReportFromCbor(const QCborMap& map);

@@ -5,6 +5,7 @@
 //   scriptscope-worker --socket NAME [--scratch DIR] [--memory-limit MB]
 #include "worker.h"
 
+#include <added_formats.h>
 #include <engine.h>
 #include <process_limits.h>
 #include <protocol.h>
@@ -94,6 +95,13 @@ int main(int argc, char** argv) {
         devices.append(toCbor(device));
     }
     ready.insert(QLatin1String("devices"), devices);
+    // What format libraries add (SCRIPTSCOPE_FORMAT_LIBRARIES), loaded here, in the sandbox: the
+    // GUI's File dialogs and start page offer them beside ScriptScope's own.
+    QCborArray formats;
+    for (const AddedFormat& format : addedFormats()) {
+        formats.append(toCbor(format.reader.patterns));
+    }
+    ready.insert(QLatin1String("formats"), formats);
     QCborArray notes;
     for (const auto& note : sandbox.notes) {
         notes.append(QString::fromStdString(note));

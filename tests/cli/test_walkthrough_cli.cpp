@@ -16,6 +16,7 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -140,6 +141,67 @@ private Q_SLOTS:
             const auto facts2 = scriptscope::readSharedObject(read, cut.size());
             QVERIFY2(!facts2.ok(), std::to_string(keep).c_str());
         }
+    }
+
+    // A format added from outside, by a format library that SCRIPTSCOPE_FORMAT_LIBRARIES names
+    // (tests/fixtures/libraries/toy_format.cpp): info, tree and code show it with nothing in
+    // app/cli naming it, a run is refused with why, a file its reader cannot read says so, and
+    // without the library the file is text again.
+    void aFormatLibraryAddsAFormat() {
+        const QString toy = QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/toy/demo.toy");
+        const QString broken =
+            QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/toy/broken.toy");
+        const auto has = [](const Result& r, const std::string& text) {
+            return r.out.find(text) != std::string::npos || r.err.find(text) != std::string::npos;
+        };
+        const Result before = cli({QStringLiteral("info"), toy});
+        QVERIFY2(has(before, "Kind        text"), before.out.c_str());
+        QVERIFY(before.exitCode != 0);
+        QVERIFY(cli({QStringLiteral("tree"), toy}).exitCode != 0);
+
+        const auto unset = qScopeGuard([] { qunsetenv("SCRIPTSCOPE_FORMAT_LIBRARIES"); });
+        qputenv("SCRIPTSCOPE_FORMAT_LIBRARIES", "/no/such/libtoy.so");
+        const Result missing = cli({QStringLiteral("info"), toy});
+        QVERIFY2(has(missing, "Kind        text"), missing.out.c_str());
+        QVERIFY2(has(missing, "SCRIPTSCOPE_FORMAT_LIBRARIES names /no/such/libtoy.so, which was "
+                              "not loaded"),
+                 missing.out.c_str());
+
+        // Named after one that is missing: the missing one is passed over.
+        qputenv("SCRIPTSCOPE_FORMAT_LIBRARIES", "/no/such/libtoy.so:" SCRIPTSCOPE_TEST_TOY_FORMAT);
+        const Result info = cli({QStringLiteral("info"), toy});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY2(has(info, "Kind        added-format"), info.out.c_str());
+        QVERIFY2(has(info, "a toy model, read by the format library " SCRIPTSCOPE_TEST_TOY_FORMAT),
+                 info.out.c_str());
+        const Result tree = cli({QStringLiteral("tree"), toy});
+        QCOMPARE(tree.exitCode, 0);
+        // body: 4x3 + 4 parameters; head: 2x4 and an int64 buffer; counted by ScriptScope.
+        QVERIFY2(has(tree, "(root)  Toy  24 parameters, 104 B"), tree.out.c_str());
+        QVERIFY2(has(tree, "  body  ToyBody  16 parameters, 64 B"), tree.out.c_str());
+        QVERIFY2(has(tree, "  head  ToyHead  8 parameters, 40 B"), tree.out.c_str());
+        const Result json = cli({QStringLiteral("tree"), toy, QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 0);
+        const auto j = nlohmann::json::parse(json.out);
+        QCOMPARE(j.at("modules").size(), size_t{3});
+        QCOMPARE(j.at("parameter_count").get<int>(), 24);
+        const Result code = cli({QStringLiteral("code"), toy});
+        QCOMPARE(code.exitCode, 0);
+        QVERIFY2(has(code, "return self.head(self.body(x))"), code.out.c_str());
+        const Result graph = cli({QStringLiteral("graph"), toy});
+        QVERIFY2(has(graph, "graph(%self : Toy,"), graph.out.c_str());
+
+        const Result run = cli({QStringLiteral("run"), toy});
+        QVERIFY(run.exitCode != 0);
+        QVERIFY2(has(run, "which describes them: ScriptScope does not run them"), run.err.c_str());
+        const Result unreadable = cli({QStringLiteral("tree"), broken});
+        QVERIFY(unreadable.exitCode != 0);
+        QVERIFY2(has(unreadable, "is a toy model that " SCRIPTSCOPE_TEST_TOY_FORMAT
+                                 " cannot read: line 3 starts with 'layer'"),
+                 unreadable.err.c_str());
+        // ScriptScope's own formats are still its own: a TorchScript archive is not asked.
+        const Result own = cli({QStringLiteral("info"), fx("compute.pt")});
+        QVERIFY2(has(own, "Kind        torchscript"), own.out.c_str());
     }
 
     // GoogLeNet returns (logits, None, None): a classification, found in the tuple, by Auto and

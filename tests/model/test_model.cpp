@@ -274,6 +274,40 @@ private Q_SLOTS:
         }
     }
 
+    // The image size the Run workspace starts from is the engine's, read from the first input's
+    // recorded shape: a batch of one- or three-channel images of a static size, and nothing else.
+    void anImageInputIsAStaticBatchOfImages() {
+        MethodInfo method;
+        method.setImageInput({1, 3, 224, 160});
+        QCOMPARE(method.imageWidth, 160);
+        QCOMPARE(method.imageHeight, 224);
+        method.setImageInput({-1, 1, 28, 28}); // a symbolic batch is still a batch of images
+        QCOMPARE(method.imageWidth, 28);
+        const std::vector<std::vector<int64_t>> others = {
+            {1, 4, 8, 8}, {1, 3, -1, 8}, {1, 3, 8, 0}, {3, 8, 8}, {1, 3, 8, 8, 1}, {}};
+        for (const std::vector<int64_t>& sizes : others) {
+            method.setImageInput(sizes);
+            QCOMPARE(method.imageWidth, 0);
+            QCOMPARE(method.imageHeight, 0);
+        }
+        const auto exported = open(savedBy("exported_cnn.torch2.14.pt2")); // x: f32[1, 3, 8, 8]
+        const MethodInfo& forward = exported->info().modules.front().methods.front();
+        QCOMPARE(forward.imageWidth, 8);
+        QCOMPARE(forward.imageHeight, 8);
+        const auto program =
+            open(std::string(SCRIPTSCOPE_SOURCE_DIR) +
+                 "/tests/fixtures/saved_by/pte/cnn_xnnpack.pte"); // f32[1, 3, 32, 32]
+        const MethodInfo& programForward = program->info().modules.front().methods.front();
+        QCOMPARE(programForward.imageWidth, 32);
+        QCOMPARE(programForward.imageHeight, 32);
+        const auto scripted = open(savedBy("attention.torch1.13.pt")); // takes any shape
+        for (const ModuleInfo& module : scripted->info().modules) {
+            for (const MethodInfo& m : module.methods) {
+                QCOMPARE(m.imageWidth, 0);
+            }
+        }
+    }
+
     // Capability names are the protocol's and the JSON's, both ways.
     void capabilityNamesRoundTrip() {
         for (int i = 0; i < static_cast<int>(Capability::Count); ++i) {

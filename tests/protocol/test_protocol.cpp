@@ -49,7 +49,8 @@ ModelInfo sampleModel() {
     forward.schema = "forward(__torch__.Net self, Tensor x) -> Tensor";
     forward.code = "def forward(self, x):\n  return x\n";
     forward.graph = "graph(%self : __torch__.Net,\n      %x.1 : Tensor):\n  return (%x.1)\n";
-    forward.inputAnnotations = {"f32[1, 3, 8, 8]"};
+    forward.inputAnnotations = {"f32[1, 3, 8, 10]"};
+    forward.setImageInput({1, 3, 8, 10});
     forward.sampleInputs = true;
     forward.memoryPlan.bufferBytes = {0, 4096};
     forward.memoryPlan.steps = {"aten::convolution.out", "aten::relu.out"};
@@ -184,6 +185,8 @@ private Q_SLOTS:
         QCOMPARE(root.methods[0].schema, info.modules[0].methods[0].schema);
         QCOMPARE(root.methods[0].inputAnnotations, info.modules[0].methods[0].inputAnnotations);
         QCOMPARE(root.methods[0].sampleInputs, true);
+        QCOMPARE(root.methods[0].imageWidth, 10);
+        QCOMPARE(root.methods[0].imageHeight, 8);
         const MemoryPlan& plan = root.methods[0].memoryPlan;
         const MemoryPlan& sent = info.modules[0].methods[0].memoryPlan;
         QCOMPARE(plan.bufferBytes, sent.bufferBytes);

@@ -20,6 +20,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -104,6 +105,9 @@ private Q_SLOTS:
         QVERIFY(openEtdump->isVisible());
         // The plan's input: random, of the shape and dtype the program takes.
         QCOMPARE(panel_->inputTable()->source(0), QStringLiteral("sample"));
+        // Images for it are made the size its plan gives (the engine's, not an annotation read).
+        QCOMPARE(scriptscope::test::part<QLineEdit>(panel_, "imageSize")->text(),
+                 QStringLiteral("32x32"));
         panel_->iterationsBox()->setValue(20);
         panel_->profileBox()->setChecked(true);
         QVERIFY(run());

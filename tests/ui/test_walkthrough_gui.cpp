@@ -13,6 +13,7 @@
 #include <graph_diagram.h>
 #include <help_window.h>
 #include <main_window.h>
+#include <model_files.h>
 #include <numerics_panel.h>
 #include <operator_libraries.h>
 #include <operator_libraries_dialog.h>
@@ -29,8 +30,10 @@
 #include <QComboBox>
 #include <QFile>
 #include <QHeaderView>
+#include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -166,6 +169,34 @@ private Q_SLOTS:
         test::part<QPushButton>(window_, "forgetLibrary")->click();
         QVERIFY(operator_libraries::remembered().isEmpty());
         QVERIFY(open(fx("compute.pt")));
+    }
+
+    // A format added from outside, by a format library that SCRIPTSCOPE_FORMAT_LIBRARIES names
+    // (tests/fixtures/libraries/toy_format.cpp): the worker names it, the File dialogs and the
+    // start page offer it, and a toy model opens as its tree and code, with nothing in ui/ naming
+    // it.
+    void aFormatLibraryAddsAFormat() {
+        cleanup();
+        qputenv("SCRIPTSCOPE_FORMAT_LIBRARIES", SCRIPTSCOPE_TEST_TOY_FORMAT);
+        const auto unset = qScopeGuard([] { qunsetenv("SCRIPTSCOPE_FORMAT_LIBRARIES"); });
+        init();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            modelFileDialogFilter().contains(QStringLiteral(";;Toy models (*.toy);;")),
+            scaled(60000));
+        QVERIFY2(modelFileDialogFilter().contains(QStringLiteral("*.pte *.toy)")),
+                 qPrintable(modelFileDialogFilter()));
+        auto* title = test::part<QLabel>(window_, "startTitle");
+        QTRY_VERIFY(title->text().contains(QStringLiteral("a toy model (*.toy)")));
+        saveScreenshot(window_, QStringLiteral("added-format-start"));
+        QVERIFY(open(QStringLiteral(SCRIPTSCOPE_SOURCE_DIR "/tests/fixtures/toy/demo.toy")));
+        QTreeView* tree = test::moduleTree(window_);
+        tree->expandAll();
+        QCOMPARE(test::modulePaths(tree),
+                 (QStringList{QString(), QStringLiteral("body"), QStringLiteral("head")}));
+        window_->selectModule(QString());
+        QVERIFY2(test::codeText(window_).contains(QStringLiteral("return self.head(self.body(x))")),
+                 qPrintable(test::codeText(window_)));
+        saveScreenshot(window_, QStringLiteral("added-format-model"));
     }
 
     void librariesAreListedAndForgotten() {

@@ -80,7 +80,8 @@ bool WorkerClient::ensureWorker(QString& why) {
     for (const char* keep :
          {"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "TZ", "LD_LIBRARY_PATH",
           "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS",
-          "MKL_NUM_THREADS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+          "MKL_NUM_THREADS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+          "SCRIPTSCOPE_FORMAT_LIBRARIES"}) { // the formats the worker reads besides its own
         const QString key = QLatin1String(keep);
         if (inherited.contains(key)) {
             environment.insert(key, inherited.value(key));
@@ -420,6 +421,13 @@ bool WorkerClient::handle(Decoded decoded) {
         }
         Q_EMIT sandboxKnown(sandbox.value(QLatin1String("confined")).toBool(),
                             sandbox.value(QLatin1String("summary")).toString(), notes);
+        const QCborArray formats = m.body.value(QLatin1String("formats")).toArray();
+        for (const auto& format : formats) {
+            addModelFileFormat(fileFormatFromCbor(format.toMap()));
+        }
+        if (!formats.isEmpty()) {
+            Q_EMIT formatsKnown();
+        }
         return true;
     }
     if (m.id != pending_ || pending_ == 0) {

@@ -41,6 +41,9 @@ public:
     qint64 memoryLimitMb() const { return memoryLimitMb_; }
     // Ends the worker now; the next request starts a new one (with the current settings).
     void stop() { stopWorker(); }
+    // Starts the worker ahead of the first request (its Ready names the devices and the formats
+    // format libraries add); false, with why, when it cannot start.
+    bool start(QString& why) { return ensureWorker(why); }
 
     // Each returns the request's id, which the answering signal carries.
     quint64 load(const QString& path, const QStringList& operatorLibraries = {});
@@ -105,6 +108,9 @@ Q_SIGNALS:
     // What the new worker's sandbox enforces (see app/engine/sandbox.h): `confined` when sockets
     // and file writes are both blocked; `summary` and `notes` say what is and is not.
     void sandboxKnown(bool confined, const QString& summary, const QStringList& notes);
+    // The worker said which formats its format libraries add; they are in modelFileFormats() now
+    // (every File dialog's filter), for views that list the formats to list them again.
+    void formatsKnown();
 
 public:
     // A message from the worker as decoded (in a thread when it is large): the message, or why

@@ -48,16 +48,22 @@ ModelWorkspace::ModelWorkspace(WorkerClient* worker, QWidget* parent)
     // Start page: shown until a model is open.
     auto* start = new QWidget(this);
     auto* startLayout = new QVBoxLayout(start);
-    // What can be opened: the formats' own list, one a line.
-    QStringList formats;
-    for (const FileFormatPatterns& format : modelFileFormats()) {
-        formats << QString::fromStdString(describe(format)).toHtmlEscaped();
-    }
-    auto* title = new QLabel(
-        tr("<h2>ScriptScope</h2><p>Open an exported PyTorch model to see its modules, code and "
-           "graphs,<br>run it and find where its numbers go wrong:</p><p>%1</p>")
-            .arg(formats.join(QStringLiteral("<br>"))),
-        start);
+    auto* title = new QLabel(start);
+    title->setObjectName(QStringLiteral("startTitle"));
+    // What can be opened: the formats' own list, one a line, again when the worker names the
+    // formats its format libraries add.
+    const auto listFormats = [title]() {
+        QStringList formats;
+        for (const FileFormatPatterns& format : modelFileFormats()) {
+            formats << QString::fromStdString(describe(format)).toHtmlEscaped();
+        }
+        title->setText(
+            tr("<h2>ScriptScope</h2><p>Open an exported PyTorch model to see its modules, code "
+               "and graphs,<br>run it and find where its numbers go wrong:</p><p>%1</p>")
+                .arg(formats.join(QStringLiteral("<br>"))));
+    };
+    listFormats();
+    connect(worker_, &WorkerClient::formatsKnown, title, listFormats);
     auto* open = new QPushButton(tr("Open…"), start);
     startRecent_ = new QListWidget(start);
     startLayout->addStretch();

@@ -1,9 +1,13 @@
 #include "file_formats.h"
 
+#include <algorithm>
+
 namespace scriptscope {
 
-const std::vector<FileFormatPatterns>& modelFileFormats() {
-    static const std::vector<FileFormatPatterns> formats = {
+namespace {
+
+std::vector<FileFormatPatterns>& formatList() {
+    static std::vector<FileFormatPatterns> formats = {
         {"TorchScript archives",
          "a TorchScript archive",
          {"*.pt", "*.pth", "*.ptl", "*.zip"},
@@ -20,8 +24,6 @@ const std::vector<FileFormatPatterns>& modelFileFormats() {
     return formats;
 }
 
-namespace {
-
 std::string joined(const std::vector<std::string>& patterns) {
     std::string text;
     for (const std::string& pattern : patterns) {
@@ -31,6 +33,18 @@ std::string joined(const std::vector<std::string>& patterns) {
 }
 
 } // namespace
+
+const std::vector<FileFormatPatterns>& modelFileFormats() {
+    return formatList();
+}
+
+void addModelFileFormat(const FileFormatPatterns& format) {
+    std::vector<FileFormatPatterns>& formats = formatList();
+    if (std::none_of(formats.begin(), formats.end(),
+                     [&format](const FileFormatPatterns& f) { return f.name == format.name; })) {
+        formats.push_back(format);
+    }
+}
 
 std::string modelFilePatterns() {
     std::vector<std::string> all;

@@ -16,8 +16,13 @@ struct FileFormatPatterns {
 };
 
 // TorchScript (torch.jit.save), torch.export (.pt2: programs and AOTInductor packages) and
-// ExecuTorch (.pte), in that order.
+// ExecuTorch (.pte), in that order, then what format libraries add (formats/added/).
 const std::vector<FileFormatPatterns>& modelFileFormats();
+
+// Adds a format after those: one a format library reads, in the process that loaded it or (the
+// GUI) that its worker named. One of a name already listed is not added again. Called on the
+// thread that reads the list.
+void addModelFileFormat(const FileFormatPatterns& format);
 
 // Every model format's patterns, space-separated: "*.pt *.pth *.ptl *.zip *.pt2 *.pte".
 std::string modelFilePatterns();

@@ -1,6 +1,7 @@
 #include "model_info.h"
 
 #include <iterator>
+#include <limits>
 
 namespace scriptscope {
 
@@ -25,6 +26,16 @@ Capability capabilityFromString(const std::string& name) {
         }
     }
     return Capability::Count;
+}
+
+void MethodInfo::setImageInput(const std::vector<int64_t>& sizes) {
+    imageWidth = imageHeight = 0;
+    if (sizes.size() == 4 && (sizes[1] == 1 || sizes[1] == 3) && sizes[2] > 0 && sizes[3] > 0 &&
+        sizes[2] <= std::numeric_limits<int>::max() &&
+        sizes[3] <= std::numeric_limits<int>::max()) {
+        imageHeight = static_cast<int>(sizes[2]);
+        imageWidth = static_cast<int>(sizes[3]);
+    }
 }
 
 void ModelInfo::sumTotals() {

@@ -27,6 +27,7 @@ enum class FileKind {
     Zip,                // a zip that is none of the above
     TruncatedZip,       // starts like a zip but its directory is missing or cut off
     Text,
+    Added, // a format a format library adds (formats/added/format_library.h)
     Unknown,
 };
 
@@ -39,6 +40,7 @@ struct ArchiveRecord {
     uint64_t offset = 0; // of the local header
     bool stored = true;  // false when compressed (PyTorch 1.13 deflates code records)
     uint16_t method = 0; // zip compression method: 0 stored, 8 deflate
+    uint32_t crc32 = 0;  // the CRC-32 the directory gives for its bytes
 };
 
 struct OperatorUse {
@@ -80,6 +82,8 @@ struct ProbeResult {
     std::string damage;
     // What a person should know that is not an error ("saved on cuda:0: loaded on the CPU").
     std::vector<std::string> notes;
+    // FileKind::Added: the name of the added format that claimed it ("Toy models").
+    std::string addedFormat;
 };
 
 // ---- Inspect: the loaded model ----
@@ -142,6 +146,14 @@ struct MethodInfo {
     // was exported with (data/sample_inputs): the `sample` input gives them. A .pte's method: its
     // plan gives each input's shape and dtype, and `sample` makes one of them (random, seeded).
     bool sampleInputs = false;
+    // The size of the images its first input takes, where the format records that input's shape
+    // and it is a batch of one- or three-channel images of a static size ([N, 1 or 3, H, W]): the
+    // Run workspace makes images that size. 0 otherwise, and for TorchScript, whose methods take
+    // any shape.
+    int imageWidth = 0;
+    int imageHeight = 0;
+    // Sets imageWidth and imageHeight from the first input's sizes, each -1 where it is symbolic.
+    void setImageInput(const std::vector<int64_t>& sizes);
     // A .pte method's memory plan; empty for formats that plan memory as they run.
     MemoryPlan memoryPlan;
 };

@@ -75,6 +75,8 @@ const char* toString(FileKind kind) {
         return "truncated-zip";
     case FileKind::Text:
         return "text";
+    case FileKind::Added:
+        return "added-format";
     case FileKind::Unknown:
         return "unknown";
     }

@@ -5,6 +5,8 @@
 #include "engine_internal.h"
 #include "probe.h"
 
+#include <added_formats.h>
+
 #include <warp_perspective.h>
 
 #ifdef SCRIPTSCOPE_HAS_EXECUTORCH
@@ -186,7 +188,9 @@ ProbeResult probeArchive(const std::string& path) {
     ProbeEnvironment environment;
     environment.maxSupportedVersion = maxSupportedFileFormatVersion();
     environment.isRegistered = isOperatorRegistered;
-    return probeArchive(path, environment);
+    ProbeResult probe = probeArchive(path, environment);
+    claimByAddedFormat(probe); // what no format of ScriptScope's own opens, a format library may
+    return probe;
 }
 
 namespace detail {

@@ -145,4 +145,27 @@ Expected<ActivationReport> withReference(
     Model& model, ActivationRequest request,
     const std::function<Expected<ActivationReport>(const ActivationRequest&)>& activations);
 
+// A format a format library adds (formats/added/format_library.h), described by its reader and
+// not run: added_model.cpp.
+class AddedModel final : public Model {
+public:
+    static Expected<std::unique_ptr<Model>> open(const std::string& path, ProbeResult probe);
+    static Status openable(const ProbeResult& probe);
+
+    const ModelInfo& info() const override { return info_; }
+    Expected<std::string> code(const std::string& modulePath,
+                               const std::string& method) const override;
+    Expected<std::string> graph(const std::string& modulePath, const std::string& method,
+                                bool inlined) const override;
+    Expected<GraphModel> graphModel(const std::string& modulePath, const std::string& method,
+                                    bool inlined) const override;
+
+private:
+    AddedModel() = default;
+    Expected<const MethodInfo*> method(const std::string& modulePath,
+                                       const std::string& name) const;
+
+    ModelInfo info_;
+};
+
 } // namespace scriptscope::formats

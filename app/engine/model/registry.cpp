@@ -38,6 +38,12 @@ const Format kFormats[] = {
          return formats::ExecuTorchModel::open(path, std::move(probe));
      },
      &formats::ExecuTorchModel::openable, &formats::ExecuTorchModel::details},
+    // What format libraries add (formats/added/): the probe names which one claimed the file.
+    {FileKind::Added,
+     [](const std::string& path, ProbeResult probe, const OpenOptions&) {
+         return formats::AddedModel::open(path, std::move(probe));
+     },
+     &formats::AddedModel::openable, nullptr},
 };
 
 const Format* formatOf(const ProbeResult& probe) {

@@ -21,17 +21,22 @@ std::string lastPart(const std::string& path) {
     return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
+// A size as a number; -1 where it is a symbol's expression ("s0", "2*s0").
+int64_t staticSize(const std::string& size) {
+    try {
+        size_t used = 0;
+        const long long value = std::stoll(size, &used);
+        return used == size.size() ? value : -1;
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
 std::vector<int64_t> staticShape(const Pt2TensorMeta& meta, bool& symbolic) {
     std::vector<int64_t> shape;
     for (const std::string& size : meta.sizes) {
-        try {
-            size_t used = 0;
-            shape.push_back(std::stoll(size, &used));
-            symbolic = symbolic || used != size.size();
-        } catch (const std::exception&) {
-            shape.push_back(-1);
-            symbolic = true;
-        }
+        shape.push_back(staticSize(size));
+        symbolic = symbolic || shape.back() < 0;
     }
     return shape;
 }
@@ -333,6 +338,10 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
             const auto meta = model.tensors.find(entry.name);
             forward.inputAnnotations.push_back(meta == model.tensors.end() ? std::string()
                                                                            : meta->second.text());
+            if (forward.inputAnnotations.size() == 1 && meta != model.tensors.end()) {
+                bool symbolic = false;
+                forward.setImageInput(staticShape(meta->second, symbolic));
+            }
         }
     }
     forward.sampleInputs = model.sampleInputs;
