@@ -27,18 +27,19 @@ unset SCRIPTSCOPE_PYTHON
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSCRIPTSCOPE_FUZZ=ON \
     -DSCRIPTSCOPE_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >build-fuzz/configure.log 2>&1 ||
     { cat build-fuzz/configure.log; exit 1; }
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_matrix fuzz_protocol fuzz_archive fuzz_image >build-fuzz/build.log 2>&1 ||
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_matrix fuzz_protocol fuzz_archive fuzz_delegate fuzz_image >build-fuzz/build.log 2>&1 ||
     { tail -50 build-fuzz/build.log; exit 1; }
 
 # Seed corpora from the fixtures: matrix files, archives, images; the protocol starts from nothing.
 declare -A patterns=(
     [fuzz_matrix]="*.json *.npy *.xml *.yml"
     [fuzz_archive]="*.pt *.zip *.ptl *.pt2 *.pte *.etdp"
+    [fuzz_delegate]="*.pte"
     [fuzz_image]="*.png *.tif"
     [fuzz_protocol]=""
 )
 status=0
-for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_image; do
+for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_delegate fuzz_image; do
     corpus="build-fuzz/corpus/$target"
     seed="build-fuzz/seeds/$target"
     if [ -n "$fresh" ]; then
@@ -54,7 +55,7 @@ for target in fuzz_matrix fuzz_protocol fuzz_archive fuzz_image; do
             [ "$target" = fuzz_matrix ] && limit_size=-64k
             find "$seeds" -maxdepth 2 -name "$pattern" -size "$limit_size" -exec cp -t "$seed" {} + 2>/dev/null || true
             # The torch.export archives PyTorch 2.x saved, and the ExecuTorch programs, are committed.
-            if [ "$target" = fuzz_archive ]; then
+            if [ "$target" = fuzz_archive ] || [ "$target" = fuzz_delegate ]; then
                 find tests/fixtures/saved_by -name "$pattern" -size "$limit_size" -exec cp -t "$seed" {} + 2>/dev/null || true
             fi
         done

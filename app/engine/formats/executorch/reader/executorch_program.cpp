@@ -2,6 +2,8 @@
 // the memory plan, all made from what the reader read.
 #include "executorch_program.h"
 
+#include "delegate_contents.h"
+
 #include <format.h>
 
 #include <nlohmann/json.hpp>
@@ -543,8 +545,25 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
         method.schema = schemaOf(plan);
         method.code = codeOf(plan, steps);
         method.graph = graphOf(plan, program);
+        // Inside each delegate whose backend's blobs this reads: its graph after the plan's.
+        std::vector<DelegateContents> contents;
+        for (size_t d = 0; d < plan.delegates.size(); ++d) {
+            contents.push_back(delegateContents(path, plan.delegates[d]));
+            if (contents.back().read) {
+                method.graph += "\ndelegate " + std::to_string(d) + " (" + plan.delegates[d].id +
+                                "):\n" + contents.back().graphText;
+            } else if (!contents.back().problem.empty()) {
+                info.probe.notes.push_back(delegatePath(plan, d) + ": " + contents.back().problem);
+            }
+        }
         for (const int32_t input : plan.inputs) {
             method.inputAnnotations.push_back(typeOf(plan, input));
+        }
+        if (!plan.inputs.empty()) {
+            const PteValue& first = plan.values[static_cast<size_t>(plan.inputs.front())];
+            if (first.kind == PteValue::Kind::Tensor) {
+                method.setImageInput({first.tensor.sizes.begin(), first.tensor.sizes.end()});
+            }
         }
         // Its plan gives every input's shape and dtype: a run's "sample" input is made to it.
         method.sampleInputs = true;
@@ -597,6 +616,9 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
                 child.attributes.push_back(
                     {spec.key, "compile spec", std::to_string(spec.size) + " bytes"});
             }
+            child.attributes.insert(child.attributes.end(), contents[d].attributes.begin(),
+                                    contents[d].attributes.end());
+            child.parameters = std::move(contents[d].constants);
             module.children.push_back(child.path);
             children.push_back(std::move(child));
         }

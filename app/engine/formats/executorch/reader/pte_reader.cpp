@@ -129,8 +129,14 @@ PteInstruction readInstruction(const Table& t) {
     return instruction;
 }
 
-PtePlan readPlan(const Table& t, const std::vector<uint64_t>& inlineBlobs,
-                 const std::vector<PteSegment>& segments) {
+// An inline blob's size and where its bytes start in the program.
+struct InlineBlob {
+    uint64_t size = 0;
+    uint64_t offset = 0;
+};
+
+PtePlan readPlan(const Table& t, const std::vector<InlineBlob>& inlineBlobs,
+                 const std::vector<PteSegment>& segments, uint64_t segmentBase) {
     PtePlan plan;
     plan.name = t.string(field::kName, "a method's name");
     if (const auto meta = t.table(field::kContainerMeta, "a method's container types")) {
@@ -160,11 +166,12 @@ PtePlan readPlan(const Table& t, const std::vector<uint64_t>& inlineBlobs,
             delegate.inSegment = processed->scalar<int8_t>(0) == 1;
             delegate.index = processed->scalar<uint32_t>(1);
         }
-        const auto& blobs = delegate.inSegment ? std::vector<uint64_t>() : inlineBlobs;
         if (delegate.inSegment && delegate.index < segments.size()) {
             delegate.blobBytes = segments[delegate.index].size;
-        } else if (!delegate.inSegment && delegate.index < blobs.size()) {
-            delegate.blobBytes = blobs[delegate.index];
+            delegate.blobOffset = segmentBase + segments[delegate.index].offset;
+        } else if (!delegate.inSegment && delegate.index < inlineBlobs.size()) {
+            delegate.blobBytes = inlineBlobs[delegate.index].size;
+            delegate.blobOffset = inlineBlobs[delegate.index].offset;
         }
         d.tables(2, "a compile spec", [&](const Table& s) {
             PteCompileSpec spec;
@@ -480,9 +487,12 @@ Expected<PteProgram> readPte(std::string_view bytes, uint64_t fileSize) {
         top.tables(field::kConstantBuffer, "a constant buffer", [&](const Table& b) {
             program.constantBufferSizes.push_back(b.byteCount(0, "a constant buffer's bytes"));
         });
-        std::vector<uint64_t> inlineBlobs;
+        std::vector<InlineBlob> inlineBlobs;
         top.tables(field::kDelegateData, "inline delegate data", [&](const Table& d) {
-            inlineBlobs.push_back(d.byteCount(0, "a delegate's bytes"));
+            const std::string_view blob = d.bytesOf(0, "a delegate's bytes", UINT64_MAX);
+            inlineBlobs.push_back(
+                {blob.size(),
+                 blob.data() ? static_cast<uint64_t>(blob.data() - buffer.bytes().data()) : 0});
         });
         top.tables(field::kSegments, "a segment", [&](const Table& s) {
             program.segments.push_back({s.scalar<uint64_t>(0), s.scalar<uint64_t>(1)});
@@ -496,7 +506,8 @@ Expected<PteProgram> readPte(std::string_view bytes, uint64_t fileSize) {
             program.namedData.push_back({n.string(0, "a name"), n.scalar<uint32_t>(1)});
         });
         top.tables(field::kExecutionPlan, "an execution plan", [&](const Table& p) {
-            program.plans.push_back(readPlan(p, inlineBlobs, program.segments));
+            program.plans.push_back(
+                readPlan(p, inlineBlobs, program.segments, program.segmentBaseOffset));
         });
         check(program);
     } catch (const Refusal& refusal) {

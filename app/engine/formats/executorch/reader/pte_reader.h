@@ -110,10 +110,11 @@ struct PteCompileSpec {
 };
 
 struct PteDelegate {
-    std::string id;         // the backend's id: "XnnpackBackend"
-    bool inSegment = false; // false: inline, in the program's backend_delegate_data
-    uint32_t index = 0;     // into backend_delegate_data, or into the segments
-    uint64_t blobBytes = 0; // the processed blob's size; 0 when its index is out of range
+    std::string id;          // the backend's id: "XnnpackBackend"
+    bool inSegment = false;  // false: inline, in the program's backend_delegate_data
+    uint32_t index = 0;      // into backend_delegate_data, or into the segments
+    uint64_t blobBytes = 0;  // the processed blob's size; 0 when its index is out of range
+    uint64_t blobOffset = 0; // where the blob's bytes start in the file (with blobBytes)
     std::vector<PteCompileSpec> compileSpecs;
 };
 
