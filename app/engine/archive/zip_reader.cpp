@@ -134,6 +134,7 @@ bool ZipReader::parseDirectory() {
         const unsigned char* c = &directory[pos];
         const uint16_t method = u16(c + 10);
         ArchiveRecord record;
+        record.crc32 = u32(c + 16);
         record.compressedSize = u32(c + 20);
         record.size = u32(c + 24);
         const size_t nameLength = u16(c + 28);
@@ -229,6 +230,16 @@ std::optional<std::string> ZipReader::read(const ArchiveRecord& record, uint64_t
         return std::nullopt;
     }
     return data;
+}
+
+std::optional<bool> ZipReader::matchesCrc(const ArchiveRecord& record, uint64_t maxBytes) const {
+    const auto bytes = read(record, maxBytes);
+    if (!bytes) {
+        return std::nullopt;
+    }
+    const uLong crc = ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes->data()),
+                              static_cast<uInt>(bytes->size()));
+    return static_cast<uint32_t>(crc) == record.crc32;
 }
 
 } // namespace scriptscope

@@ -27,6 +27,9 @@ public:
     // The record's bytes, at most maxBytes of them; nullopt if it cannot be read (compressed,
     // outside the file, larger than maxBytes).
     std::optional<std::string> read(const ArchiveRecord& record, uint64_t maxBytes) const;
+    // Whether the record's bytes (read as read() does) match the CRC-32 its directory entry
+    // gives; nullopt when they cannot be read.
+    std::optional<bool> matchesCrc(const ArchiveRecord& record, uint64_t maxBytes) const;
 
 private:
     bool readAt(uint64_t offset, void* buffer, size_t size) const;

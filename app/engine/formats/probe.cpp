@@ -191,6 +191,30 @@ void describeTorchSaveZip(ProbeResult& result, const std::string& value) {
     }
 }
 
+// A record changed after it was written (a byte flipped in its compressed code or debug info)
+// inflates to garbage that LibTorch's reader unpickles as it says, allocating gigabytes: the
+// archive's small records (code, pickles, debug info, version; not the tensors' data) must match
+// the CRC-32 its directory gives them.
+void checkSmallRecords(const ZipReader& zip, const std::string& prefix, ProbeResult& result) {
+    constexpr uint64_t kMostBytes = 4u << 20; // per record; a model's code and pickles are small
+    uint64_t budget = 64u << 20;              // in all
+    for (const ArchiveRecord& record : result.records) {
+        if (!result.damage.empty()) {
+            return;
+        }
+        if (record.size > kMostBytes || record.size > budget ||
+            startsWith(record.name, prefix + "data/")) {
+            continue;
+        }
+        budget -= record.size;
+        if (const auto matches = zip.matchesCrc(record, kMostBytes); matches && !*matches) {
+            result.damage = record.name +
+                            " does not match its CRC-32 (its bytes were changed after it was "
+                            "written)";
+        }
+    }
+}
+
 // Every tensor storage data.pkl and constants.pkl refer to, checked against the records that
 // hold them, and the code each pickled class needs. Nothing is executed.
 void readStorages(const ZipReader& zip, const std::string& prefix, ProbeResult& result) {
@@ -419,6 +443,7 @@ void probeZip(ProbeResult& result, const ProbeEnvironment& environment) {
                 {name, environment.isRegistered && environment.isRegistered(name)});
         }
         readStorages(zip, prefix, result);
+        checkSmallRecords(zip, prefix, result);
         const auto missing = std::count_if(result.operators.begin(), result.operators.end(),
                                            [](const OperatorUse& op) { return !op.registered; });
         // The verdict first: a damaged archive says so before what it would otherwise be.
