@@ -207,7 +207,11 @@ void checkSmallRecords(const ZipReader& zip, const std::string& prefix, ProbeRes
             continue;
         }
         budget -= record.size;
-        if (const auto matches = zip.matchesCrc(record, kMostBytes); matches && !*matches) {
+        const auto matches = zip.matchesCrc(record, kMostBytes);
+        if (!matches) {
+            result.damage = record.name + " cannot be read: its bytes do not inflate to the " +
+                            std::to_string(record.size) + " bytes its zip directory gives";
+        } else if (!*matches) {
             result.damage = record.name +
                             " does not match its CRC-32 (its bytes were changed after it was "
                             "written)";
