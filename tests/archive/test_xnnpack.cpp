@@ -101,7 +101,10 @@ private Q_SLOTS:
                 QCOMPARE(graph->nodes[i].kind, want["nodes"][i]["kind"].get<std::string>());
                 QCOMPARE(graph->nodes[i].debugHandle,
                          want["nodes"][i]["debug_handle"].get<uint32_t>());
-                QVERIFY(!graph->nodes[i].outputs.empty());
+                QCOMPARE(graph->nodes[i].inputs,
+                         want["nodes"][i]["inputs"].get<std::vector<uint32_t>>());
+                QCOMPARE(graph->nodes[i].outputs,
+                         want["nodes"][i]["outputs"].get<std::vector<uint32_t>>());
             }
             QCOMPARE(graph->values.size(), want["values"].size());
             for (size_t i = 0; i < graph->values.size(); ++i) {

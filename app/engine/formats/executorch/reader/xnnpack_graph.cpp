@@ -126,11 +126,12 @@ std::string number(float value) {
     return formatPythonFloat(value);
 }
 
-// The ids at `ids` of table `t` that name a value (a bias may be absent).
+// The ids at `ids` of table `t` that name a value. A field left out holds the schema's default,
+// 0, which is a value's id like any other; no value is XNNPACK's invalid id (a missing bias).
 std::vector<uint32_t> idsAt(const Table& t, std::initializer_list<int> ids) {
     std::vector<uint32_t> values;
     for (const int id : ids) {
-        const uint32_t value = t.scalar<uint32_t>(id, kXnnInvalidValueId);
+        const uint32_t value = t.scalar<uint32_t>(id, 0);
         if (value != kXnnInvalidValueId) {
             values.push_back(value);
         }
@@ -595,8 +596,12 @@ std::string xnnpackGraphText(const XnnGraph& graph, const std::string& indent) {
         text += indent + name(value.id) + " : " + xnnDatatype(value.datatype) + "[" +
                 joined(value.dims, ", ") + "]";
         if (value.constant) {
+            // Named data keys are content hashes: the first 12 digits tell them apart.
+            const std::string key = value.namedKey.size() > 12
+                                        ? value.namedKey.substr(0, 12) + "\u2026"
+                                        : value.namedKey;
             text += " constant " + formatBytes(value.constantBytes) +
-                    (value.namedKey.empty() ? "" : " (named data '" + value.namedKey + "')");
+                    (key.empty() ? "" : " (named data " + key + ")");
         }
         if (value.isInput()) {
             text += " input " + std::to_string(value.externalId);
