@@ -3,8 +3,7 @@
 #include "format_models.h"
 
 #include <added_formats.h>
-
-#include <algorithm>
+#include <parameter_counts.h>
 
 namespace scriptscope::formats {
 
@@ -67,16 +66,8 @@ Expected<std::unique_ptr<Model>> AddedModel::open(const std::string& path, Probe
     // The counts are ScriptScope's, from the tensors the reader listed.
     info.parameterCount = info.parameterBytes = info.bufferBytes = info.methodCount = 0;
     for (ModuleInfo& module : info.modules) {
-        module.parameterCount = module.parameterBytes = 0;
+        countOwnParameters(module);
         module.totalParameterCount = module.totalBytes = 0;
-        for (const TensorInfo& t : module.parameters) {
-            uint64_t numel = 1;
-            for (const int64_t size : t.shape) {
-                numel *= static_cast<uint64_t>(std::max<int64_t>(size, 0));
-            }
-            module.parameterCount += numel;
-            module.parameterBytes += t.bytes;
-        }
     }
     info.sumTotals();
     info.lacking = lackingOf(*format);

@@ -5,6 +5,7 @@
 #include "delegate_contents.h"
 
 #include <format.h>
+#include <parameter_counts.h>
 
 #include <nlohmann/json.hpp>
 
@@ -638,14 +639,7 @@ Expected<ExecuTorchProgram> ExecuTorchProgram::open(const std::string& path, Pro
     }
     info.modules = std::move(ordered);
     for (ModuleInfo& module : info.modules) {
-        for (const TensorInfo& t : module.parameters) {
-            uint64_t count = 1;
-            for (const int64_t size : t.shape) {
-                count *= static_cast<uint64_t>(std::max<int64_t>(size, 0));
-            }
-            module.parameterCount += count;
-            module.parameterBytes += t.bytes;
-        }
+        countOwnParameters(module);
     }
     info.sumTotals();
     info.methodCount = program.plans.size(); // each once, not as both tree levels list it

@@ -1,6 +1,7 @@
 #include "exported_program.h"
 
 #include <format.h>
+#include <parameter_counts.h>
 #include <zip_reader.h>
 
 #include <algorithm>
@@ -56,14 +57,6 @@ TensorInfo tensorInfo(const std::string& name, const Pt2TensorMeta& meta, uint64
     const uint64_t declared = symbolic ? 0 : numel * static_cast<uint64_t>(dtypeBytes(t.dtype));
     t.bytes = declared ? declared : storedBytes;
     return t;
-}
-
-uint64_t numelOf(const TensorInfo& t) {
-    uint64_t numel = 1;
-    for (const int64_t size : t.shape) {
-        numel *= static_cast<uint64_t>(std::max<int64_t>(size, 0));
-    }
-    return numel;
 }
 
 // The module tree: every module a node's stack names (with its ancestors), and every module a
@@ -308,7 +301,7 @@ Expected<ExportedProgram> ExportedProgram::open(const std::string& path, ProbeRe
         TensorInfo t = tensorInfo(lastPart(entry.target), tensorMeta,
                                   weight != stored.end() ? weight->second->bytes : 0);
         if (parameter) {
-            module.parameterCount += numelOf(t);
+            module.parameterCount += elementCount(t);
             module.parameterBytes += t.bytes;
             module.parameters.push_back(std::move(t));
         } else if (buffer) {
